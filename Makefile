@@ -1,0 +1,65 @@
+# Everything a person types. `make demo` and `make test` work on a fresh
+# Debian 12 machine as root: they install what they need first.
+
+BUILD_DIR ?= build
+JOBS ?= 2
+VENV := .venv
+PYTHON := $(VENV)/bin/python
+
+# C++ dependencies, all from Debian's packages.
+DEBIAN_PACKAGES := g++ make cmake ccache libeigen3-dev xtensor-dev nlohmann-json3-dev doctest-dev \
+                   libbenchmark-dev libflatbuffers-dev flatbuffers-compiler pybind11-dev \
+                   python3-venv python3-pip
+
+.PHONY: all deps venv configure build test demo example-model ops-doc compile-time clean
+
+all: build
+
+# Installs the Debian packages that are missing (needs root or sudo).
+deps:
+	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:" $$missing; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+# The Python test tier's virtualenv (pinned versions in requirements-test.txt).
+$(VENV)/.installed: requirements-test.txt
+	python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
+	touch $@
+
+venv: deps $(VENV)/.installed
+
+configure: deps
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DRML_PYTHON=$(abspath $(PYTHON))
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The whole suite: C++ doctest binaries and the Python tier, all run by ctest.
+test: venv build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+# Runs rml on the small model the repo ships.
+demo: build
+	$(BUILD_DIR)/rml info examples/tiny_classifier.json
+	@echo
+	$(BUILD_DIR)/rml run examples/tiny_classifier.json --inputs examples/tiny_classifier.inputs.safetensors
+
+# Regenerates the shipped example model (byte-identical on every run).
+example-model: build
+	$(BUILD_DIR)/make_example_model examples/tiny_classifier.json
+
+# Regenerates the generated table in docs/ops.md from the registry.
+ops-doc: build
+	python3 tools/update_ops_doc.py $(BUILD_DIR)/rml docs/ops.md
+
+# Times one translation unit that includes rml/rml.hpp and runs a graph.
+compile-time: deps
+	@echo "g++ -O2 -c tools/rml_cli.cpp:"
+	@bash -c 'time g++ -std=c++20 -O2 -Iinclude -I/usr/include/eigen3 -c tools/rml_cli.cpp -o /dev/null'
+
+clean:
+	rm -rf $(BUILD_DIR)

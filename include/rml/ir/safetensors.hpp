@@ -1,0 +1,456 @@
+// Reading and writing the Hugging Face safetensors format: an 8-byte
+// little-endian header length N, N bytes of UTF-8 JSON describing each tensor,
+// then the data region that the JSON's data_offsets index into.
+//
+// The reader trusts nothing: every length, offset, dtype and key is checked,
+// and every size is checked before anything is allocated from it.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rml/core/error.hpp"
+#include "rml/core/file.hpp"
+#include "rml/core/tensor.hpp"
+
+namespace rml {
+
+// The format stores little-endian data; rml copies it unswapped.
+static_assert(std::endian::native == std::endian::little, "safetensors I/O assumes a little-endian host");
+static_assert(std::numeric_limits<float>::is_iec559 && std::numeric_limits<double>::is_iec559);
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+struct SafetensorsContents {
+  NamedTensors tensors;  // in data-offset order
+  std::map<std::string, std::string> metadata;
+};
+
+namespace safetensors_detail {
+
+// Limits taken from the reference (Rust) implementation.
+inline constexpr std::uint64_t max_header_bytes = 100'000'000;
+inline constexpr std::size_t length_prefix_bytes = 8;
+inline constexpr std::size_t data_alignment = 64;
+// A valid header nests at most {entry: {shape: [...]}}; anything deeper is
+// rejected while parsing.
+inline constexpr int max_header_depth = 3;
+inline constexpr std::string_view metadata_key = "__metadata__";
+
+// ---- element types ----
+
+/// How a file dtype is stored and which rml dtype it becomes.
+enum class StoredKind { f32, i32, f16, bf16, f64, i64, boolean };
+
+struct StoredDType {
+  std::string_view name;
+  StoredKind kind;
+  std::int64_t bytes;
+  DType canonical;
+};
+
+inline constexpr StoredDType readable_dtypes[] = {
+    {"F32", StoredKind::f32, 4, DType::f32},   {"I32", StoredKind::i32, 4, DType::i32},
+    {"F16", StoredKind::f16, 2, DType::f32},   {"BF16", StoredKind::bf16, 2, DType::f32},
+    {"F64", StoredKind::f64, 8, DType::f32},   {"I64", StoredKind::i64, 8, DType::i32},
+    {"BOOL", StoredKind::boolean, 1, DType::f32},
+};
+
+// Dtypes the format defines that have no canonical rml mapping.
+inline constexpr std::string_view unsupported_dtypes[] = {
+    "U8",  "I8",  "U16",     "I16",     "U32",     "U64", "F8_E4M3",
+    "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64",
+};
+
+inline const StoredDType& stored_dtype(std::string_view name, const std::string& what) {
+  for (const StoredDType& dtype : readable_dtypes)
+    if (dtype.name == name) return dtype;
+  if (std::ranges::find(unsupported_dtypes, name) != std::end(unsupported_dtypes))
+    fail(what, ": unsupported dtype '", name, "' (rml reads F32, I32, F16, BF16, F64, I64, BOOL)");
+  fail(what, ": unknown dtype '", name, "'");
+}
+
+inline float f16_to_f32(std::uint16_t half) {
+  const std::uint32_t sign = std::uint32_t{half} >> 15 << 31;
+  const std::uint32_t exponent = (half >> 10) & 0x1F;
+  const std::uint32_t mantissa = half & 0x3FF;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in f32
+    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 0x1F)  // infinity or NaN; the NaN payload is kept
+    return std::bit_cast<float>(sign | 0x7F800000u | mantissa << 13);
+  return std::bit_cast<float>(sign | (exponent + 127 - 15) << 23 | mantissa << 13);
+}
+
+// bf16 is the top half of an f32, so widening is exact for every value.
+inline float bf16_to_f32(std::uint16_t bits) { return std::bit_cast<float>(std::uint32_t{bits} << 16); }
+
+/// Reads a T from possibly unaligned bytes.
+template <class T>
+T load(const char* bytes) {
+  T value;
+  std::memcpy(&value, bytes, sizeof value);
+  return value;
+}
+
+/// Converts `bytes` (already checked to hold exactly the shape's elements)
+/// into a canonical rml tensor.
+inline Tensor decode_tensor(const StoredDType& dtype, const Shape& shape, std::string_view bytes,
+                            const std::string& what) {
+  Tensor tensor(dtype.canonical, shape);
+  const auto count = static_cast<std::size_t>(tensor.elements());
+  const char* in = bytes.data();
+  switch (dtype.kind) {
+    case StoredKind::f32:
+    case StoredKind::i32:
+      if (count != 0) std::memcpy(tensor.raw(), in, bytes.size());
+      break;
+    case StoredKind::f16:
+    case StoredKind::bf16: {
+      const auto widen = dtype.kind == StoredKind::f16 ? f16_to_f32 : bf16_to_f32;
+      auto out = tensor.values<float>();
+      for (std::size_t i = 0; i < count; ++i) out[i] = widen(load<std::uint16_t>(in + 2 * i));
+      break;
+    }
+    case StoredKind::f64: {
+      auto out = tensor.values<float>();  // rounds to nearest; overflow becomes infinity
+      for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<float>(load<double>(in + 8 * i));
+      break;
+    }
+    case StoredKind::i64: {
+      auto out = tensor.values<std::int32_t>();
+      for (std::size_t i = 0; i < count; ++i) {
+        const auto value = load<std::int64_t>(in + 8 * i);
+        if (value < INT32_MIN || value > INT32_MAX)
+          fail(what, ": I64 value ", value, " at index ", i, " is outside the i32 range");
+        out[i] = static_cast<std::int32_t>(value);
+      }
+      break;
+    }
+    case StoredKind::boolean: {
+      auto out = tensor.values<float>();
+      for (std::size_t i = 0; i < count; ++i) {
+        const auto byte = static_cast<unsigned char>(in[i]);
+        if (byte > 1) fail(what, ": BOOL byte ", int{byte}, " at index ", i, " is neither 0 nor 1");
+        out[i] = byte;
+      }
+      break;
+    }
+  }
+  return tensor;
+}
+
+// ---- header ----
+
+/// Offset of the first byte that breaks UTF-8 (overlong forms, surrogates
+/// and code points past U+10FFFF included), or nullopt if `text` is valid.
+inline std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t length = 0;
+    unsigned char second_min = 0x80, second_max = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) second_min = 0xA0;  // overlong
+      if (lead == 0xED) second_max = 0x9F;  // surrogates
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) second_min = 0x90;  // overlong
+      if (lead == 0xF4) second_max = 0x8F;  // past U+10FFFF
+    } else {
+      return i;
+    }
+    if (text.size() - i < length) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto byte = static_cast<unsigned char>(text[i + k]);
+      const unsigned char min = k == 1 ? second_min : 0x80, max = k == 1 ? second_max : 0xBF;
+      if (byte < min || byte > max) return i;
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
+/// Parses the header as JSON, rejecting what nlohmann would silently accept:
+/// duplicate keys (it keeps the last) and needless nesting.
+inline nlohmann::json parse_header_json(std::string_view header, const std::string& source) {
+  if (const auto bad = first_invalid_utf8(header))
+    fail(source, ": header is not valid UTF-8 (bad byte at header offset ", *bad, ")");
+  if (header.empty() || header.front() != '{') fail(source, ": header does not start with '{'");
+  // nlohmann stops at a NUL as if the input ended, which would hide whatever
+  // follows it; JSON never allows a raw NUL anyway.
+  if (const auto nul = header.find('\0'); nul != std::string_view::npos)
+    fail(source, ": header is not valid JSON: NUL byte at header offset ", nul);
+
+  using Event = nlohmann::json::parse_event_t;
+  std::vector<std::set<std::string>> keys_of_open_objects;
+  int depth = 0;
+  auto check_structure = [&](int, Event event, nlohmann::json& parsed) {
+    if (event == Event::object_start || event == Event::array_start) {
+      if (++depth > max_header_depth)
+        fail(source, ": header nests deeper than a safetensors header can (", max_header_depth,
+             " levels)");
+      if (event == Event::object_start) keys_of_open_objects.emplace_back();
+    } else if (event == Event::object_end || event == Event::array_end) {
+      --depth;
+      if (event == Event::object_end) keys_of_open_objects.pop_back();
+    } else if (event == Event::key) {
+      const auto& key = parsed.get_ref<const std::string&>();
+      if (!keys_of_open_objects.back().insert(key).second)
+        fail(source, ": header has duplicate key '", key, "'");
+    }
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(header.begin(), header.end(), check_structure);
+  } catch (const nlohmann::json::exception& e) {
+    fail(source, ": header is not valid JSON: ", e.what());
+  }
+}
+
+/// A JSON integer in [0, INT64_MAX]; `field` names it in messages.
+inline std::int64_t non_negative_integer(const nlohmann::json& value, const std::string& what,
+                                         std::string_view field) {
+  if (value.is_number_unsigned()) {
+    const auto number = value.get<std::uint64_t>();
+    if (number > static_cast<std::uint64_t>(INT64_MAX)) fail(what, ": ", field, " ", number, " is too large");
+    return static_cast<std::int64_t>(number);
+  }
+  if (value.is_number_integer()) {
+    const auto number = value.get<std::int64_t>();
+    if (number < 0) fail(what, ": ", field, " ", number, " is negative");
+    return number;
+  }
+  fail(what, ": ", field, " must be a non-negative integer, got a ", value.type_name());
+}
+
+/// One tensor's header entry, checked on its own and against the data size.
+struct TensorEntry {
+  std::string name;
+  const StoredDType* dtype;
+  Shape shape;
+  std::int64_t begin;
+  std::int64_t end;
+};
+
+inline std::string describe_tensor(const std::string& source, const std::string& name) {
+  return detail::concat(source, ": tensor '", name, "'");
+}
+
+inline void check_entry_keys(const nlohmann::json& entry, const std::string& what) {
+  if (!entry.is_object()) fail(what, ": entry is not an object (it must hold dtype, shape, data_offsets)");
+  for (auto it = entry.begin(); it != entry.end(); ++it)
+    if (it.key() != "dtype" && it.key() != "shape" && it.key() != "data_offsets")
+      fail(what, ": unexpected key '", it.key(), "' (an entry holds exactly dtype, shape, data_offsets)");
+  for (const char* key : {"dtype", "shape", "data_offsets"})
+    if (!entry.contains(key)) fail(what, ": missing key '", key, "'");
+}
+
+inline TensorEntry parse_entry(const std::string& name, const nlohmann::json& entry,
+                               std::uint64_t data_size, const std::string& source) {
+  const std::string what = describe_tensor(source, name);
+  check_entry_keys(entry, what);
+
+  const nlohmann::json& dtype_name = entry.at("dtype");
+  if (!dtype_name.is_string()) fail(what, ": dtype must be a string");
+  const StoredDType& dtype = stored_dtype(dtype_name.get_ref<const std::string&>(), what);
+
+  const nlohmann::json& dims = entry.at("shape");
+  if (!dims.is_array()) fail(what, ": shape must be an array of non-negative integers");
+  Shape shape;
+  shape.reserve(dims.size());
+  for (const nlohmann::json& dim : dims) shape.push_back(non_negative_integer(dim, what, "shape dimension"));
+  const std::string size_what = what + ": size of shape " + to_string(shape);
+  const std::int64_t byte_length = checked_mul(element_count(shape, size_what), dtype.bytes, size_what);
+
+  const nlohmann::json& offsets = entry.at("data_offsets");
+  if (!offsets.is_array() || offsets.size() != 2) fail(what, ": data_offsets must be [begin, end]");
+  const std::int64_t begin = non_negative_integer(offsets[0], what, "data_offsets begin");
+  const std::int64_t end = non_negative_integer(offsets[1], what, "data_offsets end");
+  if (begin > end) fail(what, ": data_offsets begin ", begin, " is greater than end ", end);
+  if (static_cast<std::uint64_t>(end) > data_size)
+    fail(what, ": data_offsets end ", end, " is past the end of the data region (", data_size, " bytes)");
+  if (end - begin != byte_length)
+    fail(what, ": data_offsets span ", end - begin, " bytes but ", to_string(shape), " ", dtype.name,
+         " elements need ", byte_length);
+  return {name, &dtype, std::move(shape), begin, end};
+}
+
+inline std::map<std::string, std::string> parse_metadata(const nlohmann::json& metadata,
+                                                         const std::string& source) {
+  if (!metadata.is_object()) fail(source, ": __metadata__ must be an object of strings");
+  std::map<std::string, std::string> result;
+  for (auto it = metadata.begin(); it != metadata.end(); ++it) {
+    if (!it->is_string()) fail(source, ": __metadata__ value for '", it.key(), "' is not a string");
+    result.emplace(it.key(), it->get<std::string>());
+  }
+  return result;
+}
+
+/// Sorts entries by offset and checks they tile the data region exactly:
+/// from 0, no gap, no overlap, nothing after the last tensor.
+inline void check_layout(std::vector<TensorEntry>& entries, std::uint64_t data_size,
+                         const std::string& source) {
+  std::ranges::stable_sort(entries, {}, [](const TensorEntry& e) { return std::pair(e.begin, e.end); });
+  std::int64_t expected_begin = 0;
+  const TensorEntry* previous = nullptr;
+  for (const TensorEntry& entry : entries) {
+    const std::string what = describe_tensor(source, entry.name);
+    if (entry.begin < expected_begin)
+      fail(what, ": data [", entry.begin, ", ", entry.end, ") overlaps tensor '", previous->name, "'");
+    if (entry.begin > expected_begin)
+      fail(what, ": gap of ", entry.begin - expected_begin, " bytes before its data at offset ", entry.begin);
+    expected_begin = entry.end;
+    previous = &entry;
+  }
+  if (static_cast<std::uint64_t>(expected_begin) != data_size)
+    fail(source, ": ", data_size - static_cast<std::uint64_t>(expected_begin),
+         " trailing bytes after the last tensor's data");
+}
+
+// ---- writing ----
+
+inline std::string_view stored_name(DType dtype) { return dtype == DType::f32 ? "F32" : "I32"; }
+
+inline void check_names(const NamedTensors& tensors) {
+  std::set<std::string_view> seen;
+  for (const auto& [name, tensor] : tensors) {
+    if (name == metadata_key) fail("safetensors: tensor name '", metadata_key, "' is reserved for metadata");
+    if (!seen.insert(name).second) fail("safetensors: duplicate tensor name '", name, "'");
+  }
+}
+
+/// Header JSON text, keys in the given order. Assembled entry by entry rather
+/// than in one ordered_json, whose inserts are linear (quadratic overall).
+inline std::string header_json(const NamedTensors& tensors,
+                               const std::map<std::string, std::string>& metadata) {
+  using Json = nlohmann::ordered_json;
+  std::string text = "{";
+  auto append_member = [&](std::string_view key, const Json& value) {
+    if (text.size() > 1) text += ',';
+    text += Json(key).dump(-1, ' ', false, Json::error_handler_t::strict);
+    text += ':';
+    text += value.dump(-1, ' ', false, Json::error_handler_t::strict);
+  };
+  try {
+    if (!metadata.empty()) append_member(metadata_key, Json(metadata));
+    std::uint64_t offset = 0;
+    for (const auto& [name, tensor] : tensors) {
+      Json entry = Json::object();
+      entry["dtype"] = stored_name(tensor.dtype());
+      entry["shape"] = tensor.shape();
+      entry["data_offsets"] = Json::array({offset, offset + tensor.bytes()});
+      append_member(name, entry);
+      offset += tensor.bytes();
+    }
+  } catch (const Json::exception& e) {
+    fail("safetensors: a tensor name or metadata string is not valid UTF-8: ", e.what());
+  }
+  return text + '}';
+}
+
+}  // namespace safetensors_detail
+
+/// Parses a whole safetensors file held in memory. `source_name` names the file in
+/// error messages.
+inline SafetensorsContents parse_safetensors(std::string_view bytes, std::string_view source_name) {
+  namespace sd = safetensors_detail;
+  const std::string source(source_name);
+  if (bytes.size() < sd::length_prefix_bytes)
+    fail(source, ": file of ", bytes.size(), " bytes is too short for the 8-byte header length");
+  const auto header_length = sd::load<std::uint64_t>(bytes.data());
+  if (header_length > sd::max_header_bytes)
+    fail(source, ": header length ", header_length, " exceeds the ", sd::max_header_bytes, "-byte limit");
+  if (header_length > bytes.size() - sd::length_prefix_bytes)
+    fail(source, ": header length ", header_length, " runs past the end of the file (",
+         bytes.size(), " bytes)");
+  const std::string_view header = bytes.substr(sd::length_prefix_bytes, header_length);
+  const std::string_view data = bytes.substr(sd::length_prefix_bytes + header_length);
+
+  const nlohmann::json root = sd::parse_header_json(header, source);
+  SafetensorsContents contents;
+  std::vector<sd::TensorEntry> entries;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (it.key() == sd::metadata_key)
+      contents.metadata = sd::parse_metadata(*it, source);
+    else
+      entries.push_back(sd::parse_entry(it.key(), *it, data.size(), source));
+  }
+  sd::check_layout(entries, data.size(), source);
+
+  contents.tensors.reserve(entries.size());
+  for (const sd::TensorEntry& entry : entries) {
+    const std::string_view stored = data.substr(static_cast<std::size_t>(entry.begin),
+                                                static_cast<std::size_t>(entry.end - entry.begin));
+    contents.tensors.emplace_back(entry.name, sd::decode_tensor(*entry.dtype, entry.shape, stored,
+                                                                sd::describe_tensor(source, entry.name)));
+  }
+  return contents;
+}
+
+inline SafetensorsContents read_safetensors(const std::filesystem::path& path) {
+  return parse_safetensors(read_file(path), path.string());
+}
+
+/// The file's bytes: f32 as F32, i32 as I32, in the given order, data region
+/// 64-byte aligned. Same input, same bytes.
+inline std::string serialize_safetensors(const NamedTensors& tensors,
+                                         const std::map<std::string, std::string>& metadata = {}) {
+  namespace sd = safetensors_detail;
+  sd::check_names(tensors);
+  std::string header = sd::header_json(tensors, metadata);
+  // Trailing spaces are JSON whitespace; they align the data region.
+  const std::size_t unaligned = (sd::length_prefix_bytes + header.size()) % sd::data_alignment;
+  if (unaligned != 0) header.append(sd::data_alignment - unaligned, ' ');
+  if (header.size() > sd::max_header_bytes)
+    fail("safetensors: header of ", header.size(), " bytes exceeds the ", sd::max_header_bytes,
+         "-byte limit");
+
+  std::size_t data_size = 0;
+  for (const auto& [name, tensor] : tensors) data_size += tensor.bytes();
+  std::string file;
+  file.reserve(sd::length_prefix_bytes + header.size() + data_size);
+  const std::uint64_t header_length = header.size();
+  file.append(reinterpret_cast<const char*>(&header_length), sizeof header_length);
+  file += header;
+  for (const auto& [name, tensor] : tensors)
+    file.append(reinterpret_cast<const char*>(tensor.raw()), tensor.bytes());
+  return file;
+}
+
+/// Writes atomically: a failure leaves no file and no temporary behind.
+inline void write_safetensors(const std::filesystem::path& path, const NamedTensors& tensors,
+                              const std::map<std::string, std::string>& metadata = {}) {
+  std::string bytes;
+  try {
+    bytes = serialize_safetensors(tensors, metadata);
+  } catch (const Error&) {
+    rethrow_with_context(path.string());
+  }
+  write_file_atomically(path, bytes);
+}
+
+}  // namespace rml

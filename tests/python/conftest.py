@@ -1,0 +1,41 @@
+"""Shared fixtures: the `rml` binary (from $RML_CLI, set by ctest) and a runner."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def rml_cli() -> str:
+    path = os.environ.get("RML_CLI", str(REPO / "build" / "rml"))
+    if not Path(path).is_file():
+        pytest.fail(f"rml binary not found at {path}; build first (make build) or set RML_CLI")
+    return path
+
+
+@pytest.fixture
+def run_rml(rml_cli):
+    """Runs `rml ARGS...`; returns the CompletedProcess (text mode)."""
+
+    def run(*args, check=True):
+        result = subprocess.run([rml_cli, *map(str, args)], capture_output=True, text=True)
+        if check and result.returncode != 0:
+            raise AssertionError(f"rml {' '.join(map(str, args))} exited {result.returncode}: {result.stderr}")
+        return result
+
+    return run
+
+
+@pytest.fixture
+def dump_tensors(run_rml):
+    """Reads a safetensors file through rml and returns {name: (dtype, shape, values)}."""
+
+    def dump(path):
+        out = json.loads(run_rml("tensors", path, "--json").stdout)
+        return {name: (e["dtype"], tuple(e["shape"]), e["values"]) for name, e in out.items()}
+
+    return dump

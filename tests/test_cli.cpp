@@ -1,0 +1,206 @@
+// The `rml` program end to end: exit codes (0 ok, 1 reported error, 2 bad
+// usage), never a signal, and a catalogue of malformed files.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+
+#include "test_util.hpp"
+
+using namespace rml;
+using rml::test::slurp;
+using rml::test::spit;
+using rml::test::TempDir;
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  bool signalled = false;
+  std::string out, err;
+};
+
+Run rml_cli(const std::string& args) {
+  TempDir dir;
+  const std::string command = std::string(RML_CLI) + " " + args + " >" + (dir / "out").string() + " 2>" +
+                              (dir / "err").string();
+  const int status = std::system(command.c_str());
+  Run run;
+  run.signalled = WIFSIGNALED(status);
+  if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+  run.out = slurp(dir / "out");
+  run.err = slurp(dir / "err");
+  return run;
+}
+
+std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+/// A safetensors file from raw header text and data bytes.
+std::string raw_safetensors(const std::string& header, std::size_t data_bytes, std::uint64_t declared = 0) {
+  std::uint64_t n = declared ? declared : header.size();
+  std::string bytes(reinterpret_cast<const char*>(&n), 8);
+  return bytes + header + std::string(data_bytes, '\0');
+}
+
+/// x [2] + b [2] with b stored in w.safetensors.
+const std::string graph_with_weight =
+    R"({"format": "rml-graph", "version": 1, "weights": "w.safetensors",
+"inputs": [{"name": "x", "value": 0}], "outputs": [{"name": "y", "value": 2}],
+"values": [{"id": 0, "dtype": "f32", "shape": [2]}, {"id": 1, "dtype": "f32", "shape": [2], "name": "b", "weight": "b"},
+{"id": 2, "dtype": "f32", "shape": [2]}],
+"nodes": [{"op": "add", "inputs": [0, 1], "outputs": [2]}]})";
+
+/// Checks that validate and run both exit 1 (not a signal) naming `phrase`.
+void check_reported(const TempDir& dir, const std::string& phrase) {
+  for (const std::string command : {"validate", "run"}) {
+    CAPTURE(command);
+    const Run r = rml_cli(command + " " + quoted(dir / "g.json"));
+    CHECK_FALSE(r.signalled);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("rml: error: ") == 0);
+    CHECK_MESSAGE(r.err.find(phrase) != std::string::npos, r.err);
+  }
+}
+
+void check_bad_weights(const std::string& weights_bytes, const std::string& phrase) {
+  TempDir dir;
+  spit(dir / "g.json", graph_with_weight);
+  spit(dir / "w.safetensors", weights_bytes);
+  check_reported(dir, phrase);
+}
+
+void check_bad_graph(const std::string& json, const std::string& phrase) {
+  TempDir dir;
+  spit(dir / "g.json", json);
+  check_reported(dir, phrase);
+}
+
+std::string simple_graph(const std::string& dtype, const std::string& nodes, const std::string& outputs = R"([{"name": "y", "value": 1}])") {
+  return R"({"format": "rml-graph", "version": 1, "inputs": [{"name": "x", "value": 0}], "outputs": )" + outputs +
+         R"(, "values": [{"id": 0, "dtype": ")" + dtype + R"(", "shape": [2]}, {"id": 1, "dtype": ")" + dtype +
+         R"(", "shape": [2]}, {"id": 2, "dtype": ")" + dtype + R"(", "shape": [2]}], "nodes": )" + nodes + "}";
+}
+
+}  // namespace
+
+TEST_CASE("rml run, info, validate and ops work on the shipped example model") {
+  const std::string model = quoted(std::filesystem::path(RML_SOURCE_DIR) / "examples" / "tiny_classifier.json");
+  const Run info = rml_cli("info " + model);
+  CHECK(info.exit_code == 0);
+  CHECK(info.out.find("layer_norm x1") != std::string::npos);
+  CHECK(info.out.find("parameters: ") != std::string::npos);
+  const Run validate = rml_cli("validate " + model);
+  CHECK(validate.exit_code == 0);
+  CHECK(validate.out.find("ok: 7 nodes") == 0);
+  const Run first = rml_cli("run " + model), second = rml_cli("run " + model);
+  CHECK(first.exit_code == 0);
+  CHECK(first.out.find("probabilities: f32[2, 3]") != std::string::npos);
+  CHECK(first.out == second.out);  // made-up inputs are deterministic
+  CHECK(rml_cli("run " + model + " --seed 3").out != first.out);
+  const Run ops = rml_cli("ops");
+  CHECK(ops.exit_code == 0);
+  CHECK(std::count(ops.out.begin(), ops.out.end(), '\n') == static_cast<long>(Registry::size));
+}
+
+TEST_CASE("rml run reads inputs from safetensors and writes outputs that match the reference") {
+  TempDir dir;
+  test::small_model().write(dir / "m.json");
+  const Tensor x = Tensor::from<float>({2, 3}, {0.25f, -1, 2, 3, 0, -0.5f});
+  write_safetensors(dir / "in.safetensors", {{"x", x}});
+  const Run r = rml_cli("run " + quoted(dir / "m.json") + " --inputs " + quoted(dir / "in.safetensors") +
+                        " --output " + quoted(dir / "out.safetensors"));
+  REQUIRE(r.exit_code == 0);
+  const auto written = read_safetensors(dir / "out.safetensors").tensors;
+  REQUIRE(written.size() == 1);
+  CHECK(written[0].first == "y");
+  CHECK(written[0].second.bitwise_equal(evaluate(read_graph(dir / "m.json"), {{"x", x}}).at("y")));
+  // Inputs of the wrong shape are a reported error naming the input.
+  write_safetensors(dir / "bad.safetensors", {{"x", Tensor(DType::f32, {3})}});
+  const Run bad = rml_cli("run " + quoted(dir / "m.json") + " --inputs " + quoted(dir / "bad.safetensors"));
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err.find("input 'x' must be f32[2, 3], got f32[3]") != std::string::npos);
+}
+
+TEST_CASE("bad usage exits 2 with the usage text") {
+  for (const char* args : {"", "frobnicate", "run", "run a.json b.json", "run a.json --bogus", "run a.json --seed",
+                           "run a.json --seed minus", "ops extra"}) {
+    CAPTURE(args);
+    const Run r = rml_cli(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("usage: rml COMMAND") != std::string::npos);
+  }
+  CHECK(rml_cli("help").exit_code == 0);
+}
+
+TEST_CASE("a missing model file is a reported error, not a crash") {
+  const Run r = rml_cli("run /nonexistent/model.json");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("/nonexistent/model.json") != std::string::npos);
+}
+
+TEST_CASE("malformed weights files: each a named error and exit 1 from validate and run") {
+  const std::string good_header = R"({"b": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})";
+  SUBCASE("baseline is valid") {
+    TempDir dir;
+    spit(dir / "g.json", graph_with_weight);
+    spit(dir / "w.safetensors", raw_safetensors(good_header, 8));
+    CHECK(rml_cli("validate " + quoted(dir / "g.json")).exit_code == 0);
+  }
+  SUBCASE("truncated file") { check_bad_weights(std::string("\x05\x00\x00", 3), "w.safetensors"); }
+  SUBCASE("header length past the end of file") {
+    check_bad_weights(raw_safetensors(good_header, 8, 4096), "w.safetensors");
+  }
+  SUBCASE("offsets out of range") {
+    check_bad_weights(raw_safetensors(R"({"b": {"dtype": "F32", "shape": [2], "data_offsets": [0, 800]}})", 8), "'b'");
+  }
+  SUBCASE("overlapping tensors") {
+    check_bad_weights(raw_safetensors(R"({"b": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "c": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", 8),
+                      "overlap");
+  }
+  SUBCASE("bad dtype") {
+    check_bad_weights(raw_safetensors(R"({"b": {"dtype": "Q4", "shape": [2], "data_offsets": [0, 8]}})", 8), "dtype");
+  }
+  SUBCASE("shape overflow") {
+    check_bad_weights(raw_safetensors(R"({"b": {"dtype": "F32", "shape": [4294967296, 4294967296, 4], "data_offsets": [0, 8]}})", 8),
+                      "overflow");
+  }
+}
+
+TEST_CASE("malformed graphs: each a named error and exit 1 from validate and run") {
+  SUBCASE("unknown op") {
+    check_bad_graph(simple_graph("f32", R"([{"op": "teleport", "inputs": [0], "outputs": [1]}])"), "unknown op 'teleport'");
+  }
+  SUBCASE("wrong arity") {
+    check_bad_graph(simple_graph("f32", R"([{"op": "add", "inputs": [0], "outputs": [1]}, {"op": "relu", "inputs": [1], "outputs": [2]}])"),
+                    "op 'add' takes 2 inputs, got 1");
+  }
+  SUBCASE("dangling value id") {
+    check_bad_graph(simple_graph("f32", R"([{"op": "relu", "inputs": [7], "outputs": [1]}])"), "refers to value 7, which does not exist");
+  }
+  SUBCASE("a cycle") {
+    check_bad_graph(simple_graph("f32", R"([{"op": "add", "inputs": [0, 2], "outputs": [1]}, {"op": "relu", "inputs": [1], "outputs": [2]}])"),
+                    "cycle");
+  }
+  SUBCASE("duplicate output name") {
+    check_bad_graph(simple_graph("f32", R"([{"op": "relu", "inputs": [0], "outputs": [1]}, {"op": "relu", "inputs": [1], "outputs": [2]}])",
+                                 R"([{"name": "y", "value": 1}, {"name": "y", "value": 2}])"),
+                    "output name 'y' is used twice");
+  }
+  SUBCASE("i32 into an f32-only op") {
+    check_bad_graph(simple_graph("i32", R"([{"op": "sqrt", "inputs": [0], "outputs": [1]}, {"op": "neg", "inputs": [1], "outputs": [2]}])"),
+                    "op 'sqrt': input 0 must be f32, got i32");
+  }
+  SUBCASE("malformed JSON") { check_bad_graph("{\"format\": \"rml-graph\", ", "malformed JSON"); }
+}
+
+TEST_CASE("rml tensors dumps a safetensors file exactly as JSON") {
+  TempDir dir;
+  write_safetensors(dir / "t.safetensors", {{"a", Tensor::from<float>({2}, {0.1f, -2})}, {"n", Tensor::from<std::int32_t>({1}, {-7})}});
+  const Run r = rml_cli("tensors " + quoted(dir / "t.safetensors") + " --json");
+  REQUIRE(r.exit_code == 0);
+  const Json j = Json::parse(r.out);
+  CHECK(static_cast<float>(j["a"]["values"][0].get<double>()) == 0.1f);
+  CHECK(j["n"]["values"][0] == -7);
+  CHECK(j["a"]["dtype"] == "f32");
+}

@@ -1,0 +1,276 @@
+// The `rml` command-line program: run, inspect and validate rml-graph files.
+// Exit codes: 0 success, 1 a reported error, 2 bad usage.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rml/op_docs.hpp"
+#include "rml/rml.hpp"
+
+namespace {
+
+constexpr int exit_error = 1;
+constexpr int exit_usage = 2;
+
+constexpr const char* usage_text = R"(usage: rml COMMAND [ARGS]
+
+commands:
+  run MODEL.json [--inputs IN.safetensors] [--output OUT.safetensors] [--seed N]
+        run the graph (reference kernels); without --inputs, deterministic
+        pseudo-random inputs of the right dtype and shape are used
+  info MODEL.json        inputs, outputs, op histogram, parameter count and bytes
+  validate MODEL.json    check the graph and its weights; prints "ok" or the error
+  ops [--markdown]       the op table, generated from the registry
+  tensors FILE.safetensors [--json]
+        list (or dump as JSON) the tensors of a safetensors file
+)";
+
+struct UsageError {
+  std::string message;
+};
+
+/// Positional arguments and --flag VALUE / --switch options.
+struct Arguments {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> options;
+
+  Arguments(int argc, char** argv, const std::vector<std::string>& valued,
+            const std::vector<std::string>& switches) {
+    for (int i = 2; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg.rfind("--", 0) != 0) {
+        positional.push_back(arg);
+      } else if (std::find(valued.begin(), valued.end(), arg) != valued.end()) {
+        if (i + 1 >= argc) throw UsageError{arg + " needs a value"};
+        options[arg] = argv[++i];
+      } else if (std::find(switches.begin(), switches.end(), arg) != switches.end()) {
+        options[arg] = "";
+      } else {
+        throw UsageError{"unknown option " + arg};
+      }
+    }
+  }
+  const std::string& only_positional(const char* what) const {
+    if (positional.size() != 1) throw UsageError{std::string("expected one ") + what};
+    return positional[0];
+  }
+  std::optional<std::string> option(const std::string& name) const {
+    const auto it = options.find(name);
+    return it == options.end() ? std::nullopt : std::optional(it->second);
+  }
+};
+
+/// splitmix64: a tiny generator with a fixed, documented sequence, so the
+/// inputs `rml run` makes up are the same on every machine.
+struct SplitMix64 {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  float uniform() { return float(next() >> 40) / float(1 << 24) * 2.0f - 1.0f; }  // [-1, 1)
+};
+
+/// An i32 input that indexes a gather is drawn below the gathered axis size;
+/// other i32 inputs below 8.
+std::int64_t integer_bound(const rml::Graph& graph, rml::ValueId input) {
+  std::int64_t bound = 8;
+  for (const rml::Node& node : graph.nodes)
+    if (const auto* gather = std::get_if<rml::Gather>(&node.op);
+        gather && node.inputs.size() == 2 && node.inputs[1] == input) {
+      const rml::Shape& data = graph.type(node.inputs[0]).shape;
+      bound = std::min(bound, data[rml::normalize_axis(gather->axis, data.size(), "gather")]);
+    }
+  return std::max<std::int64_t>(bound, 1);
+}
+
+rml::TensorMap made_up_inputs(const rml::Graph& graph, std::uint64_t seed) {
+  rml::TensorMap inputs;
+  for (std::size_t i = 0; i < graph.inputs.size(); ++i) {
+    const rml::NamedValue& in = graph.inputs[i];
+    SplitMix64 rng{seed * 1000003 + i};
+    rml::Tensor t(graph.type(in.value));
+    if (t.dtype() == rml::DType::f32) {
+      for (float& v : t.values<float>()) v = rng.uniform();
+    } else {
+      const std::int64_t bound = integer_bound(graph, in.value);
+      for (std::int32_t& v : t.values<std::int32_t>()) v = std::int32_t(rng.next() % std::uint64_t(bound));
+    }
+    inputs.emplace(in.name, std::move(t));
+  }
+  return inputs;
+}
+
+rml::TensorMap read_inputs(const std::string& path) {
+  rml::TensorMap inputs;
+  for (auto& [name, tensor] : rml::read_safetensors(path).tensors) inputs.emplace(name, std::move(tensor));
+  return inputs;
+}
+
+std::string format_value(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
+void print_summary(const std::string& name, const rml::Tensor& t) {
+  std::cout << "  " << name << ": " << rml::to_string(t.type());
+  if (t.elements() == 0) {
+    std::cout << " (empty)\n";
+    return;
+  }
+  std::vector<double> values;
+  rml::visit_dtype(t.dtype(), [&](auto zero) {
+    for (auto v : t.values<decltype(zero)>()) values.push_back(double(v));
+  });
+  double sum = 0;
+  for (double v : values) sum += v;
+  std::cout << "  min " << format_value(*std::min_element(values.begin(), values.end()))
+            << "  max " << format_value(*std::max_element(values.begin(), values.end()))
+            << "  mean " << format_value(sum / double(values.size())) << "\n    [";
+  const std::size_t shown = std::min<std::size_t>(values.size(), 8);
+  for (std::size_t i = 0; i < shown; ++i) std::cout << (i ? ", " : "") << format_value(values[i]);
+  std::cout << (values.size() > shown ? ", ...]\n" : "]\n");
+}
+
+int run_command(int argc, char** argv) {
+  const Arguments args(argc, argv, {"--inputs", "--output", "--seed"}, {});
+  const std::string& model = args.only_positional("MODEL.json");
+  std::uint64_t seed = 0;
+  if (auto s = args.option("--seed")) {
+    try {
+      seed = std::stoull(*s);
+    } catch (...) {
+      throw UsageError{"--seed needs a non-negative integer"};
+    }
+  }
+  const rml::Graph graph = rml::read_graph(model);
+  const auto inputs_path = args.option("--inputs");
+  const rml::TensorMap inputs = inputs_path ? read_inputs(*inputs_path) : made_up_inputs(graph, seed);
+  const rml::TensorMap outputs = rml::evaluate(graph, inputs);
+  std::cout << (inputs_path ? "inputs from " + *inputs_path : "pseudo-random inputs (seed " + std::to_string(seed) + ")") << ":\n";
+  for (const rml::NamedValue& in : graph.inputs) print_summary(in.name, inputs.at(in.name));
+  std::cout << "outputs:\n";
+  for (const rml::NamedValue& out : graph.outputs) print_summary(out.name, outputs.at(out.name));
+  if (auto path = args.option("--output")) {
+    rml::NamedTensors tensors;
+    for (const rml::NamedValue& out : graph.outputs) tensors.emplace_back(out.name, outputs.at(out.name));
+    rml::write_safetensors(*path, tensors);
+    std::cout << "wrote " << *path << "\n";
+  }
+  return 0;
+}
+
+int info_command(int argc, char** argv) {
+  const Arguments args(argc, argv, {}, {});
+  const std::string& model = args.only_positional("MODEL.json");
+  const rml::Graph graph = rml::read_graph(model);
+  std::cout << model << "\ninputs:\n";
+  for (const rml::NamedValue& in : graph.inputs)
+    std::cout << "  " << in.name << ": " << rml::to_string(graph.type(in.value)) << "\n";
+  std::cout << "outputs:\n";
+  for (const rml::NamedValue& out : graph.outputs)
+    std::cout << "  " << out.name << ": " << rml::to_string(graph.type(out.value)) << "\n";
+  std::map<std::string_view, int> histogram;
+  for (const rml::Node& node : graph.nodes) ++histogram[rml::op_name(node.op)];
+  std::vector<std::pair<std::string_view, int>> ops(histogram.begin(), histogram.end());
+  std::stable_sort(ops.begin(), ops.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  std::cout << "nodes: " << graph.nodes.size() << "\n";
+  for (const auto& [name, count] : ops) std::cout << "  " << name << " x" << count << "\n";
+  std::int64_t parameters = 0, bytes = 0, constants = 0;
+  for (const rml::Value& v : graph.values)
+    if (v.kind == rml::ValueKind::constant) {
+      ++constants;
+      parameters += v.data->elements();
+      bytes += static_cast<std::int64_t>(v.data->bytes());
+    }
+  std::cout << "constants: " << constants << "\nparameters: " << parameters << " (" << bytes
+            << " bytes)\n";
+  return 0;
+}
+
+int validate_command(int argc, char** argv) {
+  const Arguments args(argc, argv, {}, {});
+  const rml::Graph graph = rml::read_graph(args.only_positional("MODEL.json"));
+  std::cout << "ok: " << graph.nodes.size() << " nodes, " << graph.values.size() << " values\n";
+  return 0;
+}
+
+int ops_command(int argc, char** argv) {
+  const Arguments args(argc, argv, {}, {"--markdown"});
+  if (!args.positional.empty()) throw UsageError{"ops takes no arguments"};
+  if (args.option("--markdown")) {
+    std::cout << rml::op_table_markdown();
+    return 0;
+  }
+  rml::Registry::for_each([](auto tag) {
+    using Op = typename decltype(tag)::type;
+    std::printf("%-13s %-6s %s\n", std::string(Op::name).c_str(),
+                rml::arity_summary(Op::arity).c_str(), std::string(Op::summary).c_str());
+  });
+  return 0;
+}
+
+int tensors_command(int argc, char** argv) {
+  const Arguments args(argc, argv, {}, {"--json"});
+  const auto contents = rml::read_safetensors(args.only_positional("FILE.safetensors"));
+  if (args.option("--json")) {
+    // Exact values: floats as their bit patterns' shortest decimal, via JSON.
+    rml::Json out = rml::Json::object();
+    for (const auto& [name, t] : contents.tensors) {
+      rml::Json entry{{"dtype", rml::dtype_name(t.dtype())}, {"shape", t.shape()}};
+      rml::Json values = rml::Json::array();
+      rml::visit_dtype(t.dtype(), [&](auto zero) {
+        for (auto v : t.values<decltype(zero)>()) {
+          if constexpr (std::is_same_v<decltype(zero), float>) {
+            if (v != v) values.push_back("nan");
+            else if (v == std::numeric_limits<float>::infinity()) values.push_back("inf");
+            else if (v == -std::numeric_limits<float>::infinity()) values.push_back("-inf");
+            else values.push_back(double(v));
+          } else {
+            values.push_back(v);
+          }
+        }
+      });
+      entry["values"] = values;
+      out[name] = entry;
+    }
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  for (const auto& [name, t] : contents.tensors) print_summary(name, t);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string command = argc > 1 ? argv[1] : "";
+  try {
+    if (command == "run") return run_command(argc, argv);
+    if (command == "info") return info_command(argc, argv);
+    if (command == "validate") return validate_command(argc, argv);
+    if (command == "ops") return ops_command(argc, argv);
+    if (command == "tensors") return tensors_command(argc, argv);
+    if (command == "help" || command == "--help" || command == "-h") {
+      std::cout << usage_text;
+      return 0;
+    }
+    throw UsageError{command.empty() ? "no command given" : "unknown command '" + command + "'"};
+  } catch (const UsageError& e) {
+    std::cerr << "rml: " << e.message << "\n\n" << usage_text;
+    return exit_usage;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "rml: error: out of memory\n";
+    return exit_error;
+  } catch (const std::exception& e) {
+    std::cerr << "rml: error: " << e.what() << "\n";
+    return exit_error;
+  }
+}
