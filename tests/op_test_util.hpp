@@ -53,12 +53,20 @@ inline rml::AnyOp op(std::string_view name, const rml::Json& attributes = nullpt
   return rml::op_from_json(name, attributes);
 }
 
+/// Checks dtype, shape and element count; false (after reporting) if any differ,
+/// so one bad result does not abort the rest of the test case.
+inline bool check_type(const Tensor& t, DType dtype, const Shape& shape, std::size_t count) {
+  CHECK(std::string(rml::dtype_name(t.dtype())) == std::string(rml::dtype_name(dtype)));
+  CHECK(rml::to_string(t.shape()) == rml::to_string(shape));
+  CHECK(static_cast<std::size_t>(t.elements()) == count);
+  return t.dtype() == dtype && t.shape() == shape &&
+         static_cast<std::size_t>(t.elements()) == count;
+}
+
 /// Shape and dtype f32, and every element equal to `expected` (NaN matches NaN).
 inline void check_f32(const Tensor& t, const Shape& shape, const std::vector<float>& expected) {
-  REQUIRE(t.dtype() == DType::f32);
-  REQUIRE(t.shape() == shape);
+  if (!check_type(t, DType::f32, shape, expected.size())) return;
   const auto got = t.values<float>();
-  REQUIRE(got.size() == expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     INFO("element ", i, ": got ", got[i], ", expected ", expected[i]);
     if (std::isnan(expected[i]))
@@ -69,11 +77,10 @@ inline void check_f32(const Tensor& t, const Shape& shape, const std::vector<flo
 }
 
 /// Shape and dtype i32, and every element equal to `expected`.
-inline void check_i32(const Tensor& t, const Shape& shape, const std::vector<std::int32_t>& expected) {
-  REQUIRE(t.dtype() == DType::i32);
-  REQUIRE(t.shape() == shape);
+inline void check_i32(const Tensor& t, const Shape& shape,
+                      const std::vector<std::int32_t>& expected) {
+  if (!check_type(t, DType::i32, shape, expected.size())) return;
   const auto got = t.values<std::int32_t>();
-  REQUIRE(got.size() == expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     INFO("element ", i, ": got ", got[i], ", expected ", expected[i]);
     CHECK(got[i] == expected[i]);
@@ -83,10 +90,8 @@ inline void check_i32(const Tensor& t, const Shape& shape, const std::vector<std
 /// Shape and dtype f32, and every element within relative 1e-6 of `expected`;
 /// infinities and NaN must match exactly.
 inline void check_near(const Tensor& t, const Shape& shape, const std::vector<float>& expected) {
-  REQUIRE(t.dtype() == DType::f32);
-  REQUIRE(t.shape() == shape);
+  if (!check_type(t, DType::f32, shape, expected.size())) return;
   const auto got = t.values<float>();
-  REQUIRE(got.size() == expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     INFO("element ", i, ": got ", got[i], ", expected ", expected[i]);
     if (std::isnan(expected[i]))

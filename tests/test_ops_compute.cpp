@@ -8,8 +8,7 @@ using doctest::Contains;
 
 namespace {
 
-/// A reduction over `axes` (the reduce ops inherit their attributes, so they
-/// cannot take designated initialisers).
+/// A reduction over `axes`, keep_dims as given.
 template <class Op>
 Op reduce(rml::Ints axes, bool keep_dims = false) {
   Op r;
@@ -109,11 +108,12 @@ TEST_CASE("reduce_max and reduce_min on i32 reach the i32 extremes") {
 TEST_CASE("reduce_max and reduce_min over a size-0 axis are shape-rule errors") {
   CHECK_THROWS_WITH_AS(
       run(reduce<rml::ReduceMax>({1}), {f32({2, 0}, {})}),
-      Contains("op 'reduce_max': cannot reduce the empty axis 1 of [2, 0]: reduce_max has no identity"),
+      Contains("op 'reduce_max': cannot reduce the empty axis 1 of [2, 0]: "
+               "reduce_max has no identity"),
       rml::Error);
-  CHECK_THROWS_WITH_AS(run(reduce<rml::ReduceMin>({-1}), {i32({0}, {})}),
-                       Contains("cannot reduce the empty axis 0 of [0]: reduce_min has no identity"),
-                       rml::Error);
+  CHECK_THROWS_WITH_AS(
+      run(reduce<rml::ReduceMin>({-1}), {i32({0}, {})}),
+      Contains("cannot reduce the empty axis 0 of [0]: reduce_min has no identity"), rml::Error);
   // reducing a non-empty axis of an empty tensor is fine
   check_f32(run(reduce<rml::ReduceMax>({1}), {f32({0, 3}, {})}), {0}, {});
 }
@@ -142,8 +142,9 @@ TEST_CASE("reduce axes out of range or repeated are errors, for every reduction"
 TEST_CASE("matmul multiplies a 2x3 by a 3x2 exactly, in f32 and i32") {
   check_f32(run(rml::MatMul{}, {m23, f32({3, 2}, {7, 8, 9, 10, 11, 12})}), {2, 2},
             {58, 64, 139, 154});
-  check_i32(run(rml::MatMul{}, {i32({2, 3}, {1, 2, 3, 4, 5, 6}), i32({3, 2}, {7, 8, 9, 10, 11, 12})}),
-            {2, 2}, {58, 64, 139, 154});
+  check_i32(
+      run(rml::MatMul{}, {i32({2, 3}, {1, 2, 3, 4, 5, 6}), i32({3, 2}, {7, 8, 9, 10, 11, 12})}),
+      {2, 2}, {58, 64, 139, 154});
 }
 
 TEST_CASE("matmul: a 1-D left operand is a row vector whose axis is dropped") {
@@ -327,8 +328,9 @@ TEST_CASE("max_pool2d takes the window maximum") {
             {5, 6, 8, 9});
   std::vector<float> x16(16);
   for (int i = 0; i < 16; ++i) x16[i] = float(i + 1);
-  check_f32(run(op("max_pool2d", {{"kernel", {2, 2}}, {"strides", {2, 2}}}), {f32({1, 1, 4, 4}, x16)}),
-            {1, 1, 2, 2}, {6, 8, 14, 16});
+  check_f32(
+      run(op("max_pool2d", {{"kernel", {2, 2}}, {"strides", {2, 2}}}), {f32({1, 1, 4, 4}, x16)}),
+      {1, 1, 2, 2}, {6, 8, 14, 16});
 }
 
 TEST_CASE("max_pool2d: padding never wins a max, even over negatives") {
@@ -352,10 +354,10 @@ TEST_CASE("max_pool2d with dilation looks only at the dilated taps") {
 }
 
 TEST_CASE("pools need kernel and strides in a file; pads, dilations, count_include_pad default") {
-  CHECK_THROWS_WITH_AS(op("max_pool2d", {{"kernel", {2, 2}}}), Contains("missing attribute 'strides'"),
-                       rml::Error);
-  CHECK_THROWS_WITH_AS(op("avg_pool2d", {{"strides", {1, 1}}}), Contains("missing attribute 'kernel'"),
-                       rml::Error);
+  CHECK_THROWS_WITH_AS(op("max_pool2d", {{"kernel", {2, 2}}}),
+                       Contains("missing attribute 'strides'"), rml::Error);
+  CHECK_THROWS_WITH_AS(op("avg_pool2d", {{"strides", {1, 1}}}),
+                       Contains("missing attribute 'kernel'"), rml::Error);
   const rml::AvgPool2d pool =
       std::get<rml::AvgPool2d>(op("avg_pool2d", {{"kernel", {2, 2}}, {"strides", {1, 1}}}));
   CHECK(pool.pads == rml::Ints{0, 0, 0, 0});
@@ -390,6 +392,22 @@ TEST_CASE("avg_pool2d on a window half in the right padding") {
   rml::Json including = attributes;
   including["count_include_pad"] = true;
   check_f32(run(op("avg_pool2d", including), {x}), {1, 1, 1, 2}, {1.5f, 2});
+}
+
+TEST_CASE("pools reject padding as large as the window, which would pool nothing") {
+  const Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+  for (const char* name : {"max_pool2d", "avg_pool2d"}) {
+    CAPTURE(name);
+    CHECK_THROWS_WITH_AS(
+        run(op(name, {{"kernel", {2, 2}}, {"strides", {1, 1}}, {"pads", {0, 2, 0, 0}}}), {x}),
+        Contains("attribute 'pads' [0, 2, 0, 0] must be smaller than the window extent 2 on spatial axis 1"),
+        rml::Error);
+  }
+}
+
+TEST_CASE("conv2d rejects padding that overflows the padded size") {
+  CHECK_THROWS_WITH_AS(run(rml::Conv2d{.pads = {i64_max, 0, 1, 0}}, {f32({1, 1, 1, 1}, {1}), f32({1, 1, 1, 1}, {1})}),
+                       Contains("padded input: size overflows 64 bits"), rml::Error);
 }
 
 TEST_CASE("pool shape-rule errors") {
@@ -456,15 +474,15 @@ TEST_CASE("softmax of one element is 1; size-0 stays empty") {
 }
 
 TEST_CASE("softmax shape-rule errors: axis out of range (rank 0 too), i32, arity") {
-  CHECK_THROWS_WITH_AS(run(rml::Softmax{}, {Tensor::scalar(1.0f)}),
-                       Contains("op 'softmax': attribute 'axis': axis -1 is out of range for rank 0"),
-                       rml::Error);
+  CHECK_THROWS_WITH_AS(
+      run(rml::Softmax{}, {Tensor::scalar(1.0f)}),
+      Contains("op 'softmax': attribute 'axis': axis -1 is out of range for rank 0"), rml::Error);
   CHECK_THROWS_WITH_AS(run(rml::Softmax{.axis = 2}, {m23}),
                        Contains("axis 2 is out of range for rank 2"), rml::Error);
   CHECK_THROWS_WITH_AS(run(rml::Softmax{}, {i32({2}, {1, 2})}),
                        Contains("input 0 must be f32, got i32"), rml::Error);
-  CHECK_THROWS_WITH_AS(run(rml::Softmax{}, {m23, m23}), Contains("op 'softmax' takes 1 inputs, got 2"),
-                       rml::Error);
+  CHECK_THROWS_WITH_AS(run(rml::Softmax{}, {m23, m23}),
+                       Contains("op 'softmax' takes 1 inputs, got 2"), rml::Error);
 }
 
 // ---------------------------------------------------------------- layer_norm
@@ -599,6 +617,10 @@ TEST_CASE("sdpa broadcasts the batch axes of q, k, v and the mask") {
   check_f32(run(rml::Sdpa{}, {f32({2, 1, 2}, {0, 0, 0, 0}), k22, v22,
                               f32({2, 1, 2}, {0, 0, 0, -inf})}),
             {2, 1, 2}, {2, 3, 1, 2});
+}
+
+TEST_CASE("sdpa with no keys gives zeros") {
+  check_f32(run(rml::Sdpa{}, {f32({1, 2}, {1, 2}), f32({0, 2}, {}), f32({0, 3}, {})}), {1, 3}, {0, 0, 0});
 }
 
 TEST_CASE("sdpa shape-rule errors") {

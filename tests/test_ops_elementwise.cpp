@@ -268,8 +268,10 @@ TEST_CASE("select takes a where cond is non-zero (NaN counts as true, -0.0 as fa
 }
 
 TEST_CASE("select accepts an i32 condition and i32 operands") {
-  check_f32(run(rml::Select{}, {i32({2}, {0, 7}), f32({2}, {1, 2}), f32({2}, {3, 4})}), {2}, {3, 2});
-  check_i32(run(rml::Select{}, {f32({2}, {1, 0}), i32({2}, {1, 2}), i32({2}, {3, 4})}), {2}, {1, 4});
+  check_f32(run(rml::Select{}, {i32({2}, {0, 7}), f32({2}, {1, 2}), f32({2}, {3, 4})}), {2},
+            {3, 2});
+  check_i32(run(rml::Select{}, {f32({2}, {1, 0}), i32({2}, {1, 2}), i32({2}, {3, 4})}), {2},
+            {1, 4});
 }
 
 TEST_CASE("select broadcasts condition and operands together") {

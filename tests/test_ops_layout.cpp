@@ -49,6 +49,8 @@ TEST_CASE("reshape shape-rule errors") {
                        Contains("cannot reshape [2, 3] to [4, -1]"), rml::Error);
   CHECK_THROWS_WITH_AS(run(rml::Reshape{.shape = {0, -1}}, {f32({0, 3}, {})}),
                        Contains("cannot reshape [0, 3] to [0, -1]"), rml::Error);
+  CHECK_THROWS_WITH_AS(run(rml::Reshape{.shape = {i64_max, 2}}, {x}),
+                       Contains("attribute 'shape': size overflows 64 bits"), rml::Error);
   CHECK_THROWS_WITH_AS(run(rml::Reshape{.shape = {6}}, {x, x}),
                        Contains("op 'reshape' takes 1 inputs, got 2"), rml::Error);
 }
@@ -74,7 +76,7 @@ TEST_CASE("transpose of rank 0 (perm []) and of size-0 tensors") {
   check_f32(run(rml::Transpose{.perm = {1, 0}}, {f32({0, 2}, {})}), {2, 0}, {});
 }
 
-TEST_CASE("transpose shape-rule errors: perm length, repeats, out of range, negative") {
+TEST_CASE("transpose shape-rule errors: perm length, repeats, out of range, negative, arity") {
   const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
   CHECK_THROWS_WITH_AS(run(rml::Transpose{.perm = {0}}, {x}),
                        Contains("op 'transpose': attribute 'perm' [0] does not match rank 2"),
@@ -86,6 +88,8 @@ TEST_CASE("transpose shape-rule errors: perm length, repeats, out of range, nega
                        Contains("is not a permutation of 0..1"), rml::Error);
   CHECK_THROWS_WITH_AS(run(rml::Transpose{.perm = {-1, 0}}, {x}),
                        Contains("is not a permutation of 0..1"), rml::Error);
+  CHECK_THROWS_WITH_AS(run(rml::Transpose{.perm = {1, 0}}, {}),
+                       Contains("op 'transpose' takes 1 inputs, got 0"), rml::Error);
 }
 
 // ---------------------------------------------------------------- broadcast_to
@@ -107,7 +111,7 @@ TEST_CASE("broadcast_to: same shape is the identity and 1 stretches to 0") {
   check_f32(run(rml::BroadcastTo{.shape = {}}, {Tensor::scalar(4.0f)}), {}, {4});
 }
 
-TEST_CASE("broadcast_to shape-rule errors: lower rank, mismatched dim, negative dim") {
+TEST_CASE("broadcast_to shape-rule errors: lower rank, mismatched or negative dim, overflow") {
   CHECK_THROWS_WITH_AS(
       run(rml::BroadcastTo{.shape = {3}}, {f32({2, 3}, {1, 2, 3, 4, 5, 6})}),
       Contains("op 'broadcast_to': cannot broadcast [2, 3] to the lower-rank [3]"), rml::Error);
@@ -115,6 +119,10 @@ TEST_CASE("broadcast_to shape-rule errors: lower rank, mismatched dim, negative 
                        Contains("cannot broadcast [2] to [3]"), rml::Error);
   CHECK_THROWS_WITH_AS(run(rml::BroadcastTo{.shape = {-1, 2}}, {f32({2}, {1, 2})}),
                        Contains("attribute 'shape': negative dimension in [-1, 2]"), rml::Error);
+  CHECK_THROWS_WITH_AS(run(rml::BroadcastTo{.shape = {i64_max, 2}}, {f32({2}, {1, 2})}),
+                       Contains("attribute 'shape': size overflows 64 bits"), rml::Error);
+  CHECK_THROWS_WITH_AS(run(rml::BroadcastTo{.shape = {2}}, {f32({2}, {1, 2}), f32({2}, {1, 2})}),
+                       Contains("op 'broadcast_to' takes 1 inputs, got 2"), rml::Error);
 }
 
 // ---------------------------------------------------------------- slice
@@ -139,6 +147,7 @@ TEST_CASE("slice with positive steps: x[::2], x[1:6:2], x[0:5:4]") {
   check_f32(run(slice1(0, i64_max, 2), {six}), {3}, {0, 2, 4});
   check_f32(run(slice1(1, 6, 2), {six}), {3}, {1, 3, 5});
   check_f32(run(slice1(0, 5, 4), {six}), {2}, {0, 4});
+  check_f32(run(slice1(1, 6, 100), {six}), {1}, {1});  // a step past the end takes the start
 }
 
 TEST_CASE("slice with negative steps: x[::-1], x[5:1:-2], x[-1:-3:-1], x[::-3]") {
@@ -147,6 +156,13 @@ TEST_CASE("slice with negative steps: x[::-1], x[5:1:-2], x[-1:-3:-1], x[::-3]")
   check_f32(run(slice1(5, 1, -2), {six}), {2}, {5, 3});
   check_f32(run(slice1(-1, -3, -1), {six}), {2}, {5, 4});
   check_f32(run(slice1(-1, i64_min, -3), {f32({7}, {0, 1, 2, 3, 4, 5, 6})}), {3}, {6, 3, 0});
+  check_f32(run(slice1(5, i64_min, -100), {six}), {1}, {5});
+}
+
+TEST_CASE("slice with a step of magnitude INT64_MAX (or INT64_MIN) takes just the start (NumPy)") {
+  SUBCASE("x[0:6:INT64_MAX]") { check_f32(run(slice1(0, 6, i64_max), {six}), {1}, {0}); }
+  SUBCASE("x[5::-INT64_MAX]") { check_f32(run(slice1(5, i64_min, -i64_max), {six}), {1}, {5}); }
+  SUBCASE("x[5::INT64_MIN] clamps the step") { check_f32(run(slice1(5, i64_min, i64_min), {six}), {1}, {5}); }
 }
 
 TEST_CASE("slice clamps out-of-range bounds like NumPy (x[-100:100], x[100:-100:-1])") {
@@ -208,6 +224,8 @@ TEST_CASE("slice shape-rule errors: list lengths, zero step, bad or repeated axi
   CHECK_THROWS_WITH_AS(
       run(rml::Slice{.axes = {0, -2}, .starts = {0, 0}, .ends = {1, 1}, .steps = {}}, {x}),
       Contains("attribute 'axes' repeats axis -2"), rml::Error);
+  CHECK_THROWS_WITH_AS(run(slice1(0, 1), {six, six}), Contains("op 'slice' takes 1 inputs, got 2"),
+                       rml::Error);
 }
 
 // ---------------------------------------------------------------- concat
@@ -269,13 +287,27 @@ TEST_CASE("pad with zero pads is the identity; rank 0 and size-0 inputs") {
             {3, 3, 3, 3});
 }
 
-TEST_CASE("pad shape-rule errors: wrong length, negative pads") {
+TEST_CASE("pad shape-rule errors: wrong length, negative pads, arity") {
   const Tensor x = f32({2, 2}, {1, 2, 3, 4});
   CHECK_THROWS_WITH_AS(run(rml::Pad{.pads = {1, 1}}, {x}),
                        Contains("op 'pad': attribute 'pads' needs 4 values, got 2"), rml::Error);
   CHECK_THROWS_WITH_AS(run(rml::Pad{.pads = {0, 0, -1, 0}}, {x}),
                        Contains("attribute 'pads' [0, 0, -1, 0] is negative (cropping is a slice)"),
                        rml::Error);
+  CHECK_THROWS_WITH_AS(run(rml::Pad{.pads = {0, 0, 0, 0}}, {}),
+                       Contains("op 'pad' takes 1 inputs, got 0"), rml::Error);
+  CHECK_THROWS_WITH_AS(run(rml::Pad{.pads = {i64_max, 1}}, {f32({1}, {1})}),
+                       Contains("op 'pad': padded shape: size overflows 64 bits"), rml::Error);
+}
+
+TEST_CASE("pad on i32 data needs an integer value within the i32 range") {
+  const Tensor x = i32({1}, {7});
+  check_i32(run(rml::Pad{.pads = {1, 0}, .value = -2147483648.0}, {x}), {2}, {i32_min, 7});
+  for (double bad : {2.5, 2147483648.0, static_cast<double>(qnan)}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(run(rml::Pad{.pads = {1, 0}, .value = bad}, {x}),
+                         Contains("is not an i32, as the i32 input needs"), rml::Error);
+  }
 }
 
 // ---------------------------------------------------------------- gather
@@ -315,6 +347,12 @@ TEST_CASE("gather: an index outside [-dim, dim) is an error at evaluation") {
       rml::Error);
   CHECK_THROWS_WITH_AS(run(rml::Gather{.axis = 0}, {data, i32({1}, {-4})}),
                        Contains("index -4 at position 0 is out of range"), rml::Error);
+}
+
+TEST_CASE("gather checks every index even when the output is empty") {
+  CHECK_THROWS_WITH_AS(run(rml::Gather{.axis = 1}, {f32({0, 3}, {}), i32({1}, {5})}),
+                       Contains("index 5 at position 0 is out of range for axis 1 of size 3"),
+                       rml::Error);
 }
 
 TEST_CASE("gather shape-rule errors") {

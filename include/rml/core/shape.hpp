@@ -29,6 +29,13 @@ inline std::int64_t checked_mul(std::int64_t a, std::int64_t b, std::string_view
   return product;
 }
 
+/// a + b for dimensions and offsets, or an error instead of overflow.
+inline std::int64_t checked_add(std::int64_t a, std::int64_t b, std::string_view what) {
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) fail(what, ": size overflows 64 bits");
+  return sum;
+}
+
 /// Element count of a shape; rejects negative dimensions and overflow.
 inline std::int64_t element_count(std::span<const std::int64_t> dims,
                                   std::string_view what = "shape") {

@@ -24,8 +24,9 @@ void check_window(const Op& op) {
 /// Output size along spatial axis `axis` (0 = H, 1 = W) for a kernel extent.
 template <class Op>
 std::int64_t window_output_size(const Op& op, std::int64_t input, std::int64_t kernel, int axis) {
-  const std::int64_t padded = input + op.pads[axis] + op.pads[axis + 2];
-  const std::int64_t extent = op.dilations[axis] * (kernel - 1) + 1;
+  const std::int64_t padded =
+      checked_add(checked_add(input, op.pads[axis], "padded input"), op.pads[axis + 2], "padded input");
+  const std::int64_t extent = checked_mul(op.dilations[axis], kernel - 1, "window extent") + 1;
   if (extent > padded)
     fail("window of extent ", extent, " does not fit the padded input of size ", padded,
          " on spatial axis ", axis);
@@ -76,6 +77,13 @@ Types pool_infer(const Pool& op, InputTypes in) {
   require_positive(op.kernel, "kernel");
   require_f32(in[0], 0);
   require_rank(in[0], 4, 0);
+  // A window lying wholly in padding would have no input to pool.
+  for (int axis = 0; axis < 2; ++axis) {
+    const std::int64_t extent = checked_mul(op.dilations[axis], op.kernel[axis] - 1, "window extent") + 1;
+    if (op.pads[axis] >= extent || op.pads[axis + 2] >= extent)
+      fail("attribute 'pads' ", to_string(op.pads), " must be smaller than the window extent ", extent,
+           " on spatial axis ", axis);
+  }
   const Shape& x = in[0].shape;
   return {{DType::f32,
            {x[0], x[1], window_output_size(op, x[2], op.kernel[0], 0), window_output_size(op, x[3], op.kernel[1], 1)}}};

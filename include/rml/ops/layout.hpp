@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 #include <tuple>
 
@@ -128,7 +129,8 @@ struct Slice {
       const std::int64_t axis = normalize_axis(axes[i], x.size(), "attribute 'axes'");
       if (seen[axis]) fail("attribute 'axes' repeats axis ", axes[i]);
       seen[axis] = true;
-      const std::int64_t step = steps.empty() ? 1 : steps[i];
+      // NumPy clamps steps to +-INT64_MAX; that also keeps -step from overflowing.
+      const std::int64_t step = std::max(steps.empty() ? 1 : steps[i], -INT64_MAX);
       if (step == 0) fail("attribute 'steps' has a zero step");
       const std::int64_t dim = x[axis];
       auto clamp = [&](std::int64_t index, std::int64_t lo, std::int64_t hi) {
@@ -140,7 +142,7 @@ struct Slice {
       const std::int64_t start = clamp(starts[i], lo, hi), end = clamp(ends[i], lo, hi);
       const std::int64_t span = step > 0 ? end - start : start - end;
       const std::int64_t magnitude = step > 0 ? step : -step;
-      out[axis] = {start, step, span <= 0 ? 0 : (span + magnitude - 1) / magnitude};
+      out[axis] = {start, step, span <= 0 ? 0 : 1 + (span - 1) / magnitude};
     }
     return out;
   }
@@ -199,8 +201,11 @@ struct Pad {
     for (std::size_t i = 0; i < x.size(); ++i) {
       if (pads[i] < 0 || pads[x.size() + i] < 0)
         fail("attribute 'pads' ", to_string(pads), " is negative (cropping is a slice)");
-      out[i] += pads[i] + pads[x.size() + i];
+      out[i] = checked_add(checked_add(out[i], pads[i], "padded shape"), pads[x.size() + i], "padded shape");
     }
+    const bool fits_i32 = value >= -2147483648.0 && value <= 2147483647.0 && value == std::trunc(value);
+    if (in[0].dtype == DType::i32 && !fits_i32)
+      fail("attribute 'value' ", value, " is not an i32, as the i32 input needs");
     return {{in[0].dtype, out}};
   }
 };

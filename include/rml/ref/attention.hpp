@@ -45,6 +45,7 @@ inline void reference(const Sdpa& op, Inputs in, std::span<Tensor> out) {
       }
       double sum = 0;
       for (std::int64_t j = 0; j < lk; ++j) sum += p[j] = std::exp(p[j] - max);
+      if (lk == 0) sum = 1;  // no keys: a zero output, as PyTorch's reference gives
       for (std::int64_t c = 0; c < dv; ++c) {
         double acc = 0;
         for (std::int64_t j = 0; j < lk; ++j) acc += p[j] * vp[(v_off[b] * lk + j) * dv + c];

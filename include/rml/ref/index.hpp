@@ -17,14 +17,15 @@ inline void reference(const Gather& op, Inputs in, std::span<Tensor> out) {
   const std::size_t block = static_cast<std::size_t>(span_size(data.shape(), axis + 1, data.rank())) *
                             dtype_size(data.dtype());
   const auto indices = in[1].values<std::int32_t>();
+  // Every index is checked, even when the output is empty.
+  for (std::size_t i = 0; i < indices.size(); ++i)
+    if (indices[i] < -dim || indices[i] >= dim)
+      fail("gather: index ", indices[i], " at position ", i, " is out of range for axis ", op.axis,
+           " of size ", dim);
   std::byte* y = out[0].raw();
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::size_t i = 0; i < indices.size(); ++i) {
-      std::int64_t index = indices[i];
-      if (index < -dim || index >= dim)
-        fail("gather: index ", index, " at position ", i, " is out of range for axis ", op.axis,
-             " of size ", dim);
-      if (index < 0) index += dim;
+      const std::int64_t index = indices[i] < 0 ? indices[i] + dim : indices[i];
       if (block) std::memcpy(y, data.raw() + (o * dim + index) * block, block);
       y += block;
     }
