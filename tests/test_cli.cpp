@@ -204,3 +204,14 @@ TEST_CASE("rml tensors dumps a safetensors file exactly as JSON") {
   CHECK(j["n"]["values"][0] == -7);
   CHECK(j["a"]["dtype"] == "f32");
 }
+
+TEST_CASE("the shipped example model is what make_example_model builds, byte for byte") {
+  TempDir dir;
+  const std::string command = std::string(RML_MAKE_EXAMPLE) + " " + quoted(dir / "tiny_classifier.json") + " >/dev/null";
+  REQUIRE(std::system(command.c_str()) == 0);
+  const std::filesystem::path shipped = std::filesystem::path(RML_SOURCE_DIR) / "examples";
+  for (const char* file : {"tiny_classifier.json", "tiny_classifier.safetensors", "tiny_classifier.inputs.safetensors"}) {
+    CAPTURE(file);
+    CHECK(slurp(dir / file) == slurp(shipped / file));
+  }
+}

@@ -141,7 +141,6 @@ inline Graph graph_from_json(const Json& doc, const std::filesystem::path& folde
   std::vector<bool> is_input(values.size(), false);
   for (const NamedValue& in : inputs) is_input[in.value] = true;
 
-  std::size_t weights_used = 0;
   for (std::size_t v = 0; v < values.size(); ++v) {
     const Json& entry = values[v];
     const std::string where = concat("value ", v);
@@ -165,7 +164,6 @@ inline Graph graph_from_json(const Json& doc, const std::filesystem::path& folde
              " in the weights file but the graph declares ", to_string(value.type));
       value.data = std::move(it->second);
       weights.erase(it);
-      ++weights_used;
       value.kind = ValueKind::constant;
       value.name = entry.contains("name") ? string_member(entry, "name", where) : "";
     } else if (has_data) {
@@ -201,7 +199,6 @@ inline Graph graph_from_json(const Json& doc, const std::filesystem::path& folde
   }
   graph.inputs = inputs;
   graph.outputs = named_values(member(doc, "outputs", "graph"), "outputs", values.size());
-  (void)weights_used;
   validate(graph);
   return graph;
 }
