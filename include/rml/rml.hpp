@@ -8,5 +8,6 @@
 #include "rml/ir/graph.hpp"
 #include "rml/ir/graph_io.hpp"
 #include "rml/ir/safetensors.hpp"
+#include "rml/exec/executor.hpp"
 #include "rml/ref/evaluate.hpp"
 #include "rml/registry.hpp"

@@ -2,6 +2,7 @@
 // inputs and outputs; and the validation every loaded graph goes through.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -163,6 +164,25 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
            ", an input or constant; outputs must be computed by a node");
   }
   return order;
+}
+
+using TensorMap = std::map<std::string, Tensor>;
+
+/// Checks that `inputs` supplies every graph input, with its declared type,
+/// and nothing else.
+inline void check_inputs(const Graph& graph, const TensorMap& inputs) {
+  for (const NamedValue& in : graph.inputs) {
+    const auto it = inputs.find(in.name);
+    if (it == inputs.end()) fail("input '", in.name, "' is missing");
+    if (it->second.type() != graph.type(in.value))
+      fail("input '", in.name, "' must be ", to_string(graph.type(in.value)), ", got ",
+           to_string(it->second.type()));
+  }
+  for (const auto& [name, tensor] : inputs) {
+    bool known = false;
+    for (const NamedValue& in : graph.inputs) known = known || in.name == name;
+    if (!known) fail("the graph has no input named '", name, "'");
+  }
 }
 
 }  // namespace rml

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <concepts>
 #include <string_view>
 #include <tuple>
 
@@ -55,6 +56,14 @@ struct Compare {
     return {{DType::f32, broadcast_shapes(in[0].shape, in[1].shape, "operands")}};
   }
 };
+
+/// Family membership, for code that treats a family at once.
+template <class Op>
+concept UnaryOp = requires { Op::accepts; } && std::derived_from<Op, Unary<Op, Op::accepts>>;
+template <class Op>
+concept BinaryOp = requires { Op::accepts; } && std::derived_from<Op, Binary<Op, Op::accepts>>;
+template <class Op>
+concept CompareOp = std::derived_from<Op, Compare<Op>>;
 
 // Integer arithmetic wraps modulo 2^32, like NumPy's int32 (and unlike C++,
 // where signed overflow is undefined).

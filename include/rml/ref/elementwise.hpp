@@ -8,8 +8,7 @@
 
 namespace rml::ref {
 
-template <class Op>
-  requires std::derived_from<Op, Unary<Op, Op::accepts>>
+template <UnaryOp Op>
 void reference(const Op&, Inputs in, std::span<Tensor> out) {
   visit_dtype(in[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -20,8 +19,7 @@ void reference(const Op&, Inputs in, std::span<Tensor> out) {
   });
 }
 
-template <class Op>
-  requires std::derived_from<Op, Binary<Op, Op::accepts>>
+template <BinaryOp Op>
 void reference(const Op&, Inputs in, std::span<Tensor> out) {
   visit_dtype(in[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -33,8 +31,7 @@ void reference(const Op&, Inputs in, std::span<Tensor> out) {
   });
 }
 
-template <class Op>
-  requires std::derived_from<Op, Compare<Op>>
+template <CompareOp Op>
 void reference(const Op&, Inputs in, std::span<Tensor> out) {
   visit_dtype(in[0].dtype(), [&](auto zero) {
     using T = decltype(zero);

@@ -51,25 +51,6 @@ inline std::vector<Tensor> evaluate_op(const AnyOp& op, std::span<const Tensor* 
   return outputs;
 }
 
-using TensorMap = std::map<std::string, Tensor>;
-
-/// Checks that `inputs` supplies every graph input, with its declared type,
-/// and nothing else.
-inline void check_inputs(const Graph& graph, const TensorMap& inputs) {
-  for (const NamedValue& in : graph.inputs) {
-    const auto it = inputs.find(in.name);
-    if (it == inputs.end()) fail("input '", in.name, "' is missing");
-    if (it->second.type() != graph.type(in.value))
-      fail("input '", in.name, "' must be ", to_string(graph.type(in.value)), ", got ",
-           to_string(it->second.type()));
-  }
-  for (const auto& [name, tensor] : inputs) {
-    bool known = false;
-    for (const NamedValue& in : graph.inputs) known = known || in.name == name;
-    if (!known) fail("the graph has no input named '", name, "'");
-  }
-}
-
 /// Runs the whole graph with reference kernels; returns its named outputs.
 inline TensorMap evaluate(const Graph& graph, const TensorMap& inputs) {
   const std::vector<std::size_t> order = validate(graph);

@@ -1,0 +1,164 @@
+// rml::Executor: compile a model once, run it many times.
+//
+// Thread safety: a compiled Executor is immutable. Each call to `run` takes a
+// run context (arena, scratch, value table, worker threads) from a pool of
+// idle contexts, making one only when none is idle, and returns it after.
+// So concurrent calls from several threads are safe and never share memory,
+// and a caller that runs again reuses its context: after the first call,
+// `run` allocates nothing.
+#pragma once
+
+#include <map>
+#include <mutex>
+
+#include "rml/exec/plan.hpp"
+
+namespace rml {
+
+struct ExecutorOptions {
+  int threads = 1;   ///< threads per run, the caller's included
+  bool fuse = true;  ///< fuse elementwise chains and matmul/conv epilogues
+};
+
+/// A caller's buffer for one input: exactly the input's bytes, row-major.
+struct InputBuffer {
+  const void* data;
+  std::size_t bytes;
+};
+/// A caller's buffer that receives one output.
+struct OutputBuffer {
+  void* data;
+  std::size_t bytes;
+};
+
+class Executor {
+ public:
+  explicit Executor(const Model& model, ExecutorOptions options = {})
+      : model_(model), options_(options), plan_(exec::compile_plan(model, options.fuse)) {
+    if (options_.threads < 1) fail("ExecutorOptions::threads must be at least 1, got ", options_.threads);
+    idle_.reserve(64);
+  }
+  ~Executor() = default;
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const Model& model() const { return model_; }
+  const ExecutorOptions& options() const { return options_; }
+  /// Peak bytes of the arena holding intermediate values (per run context).
+  std::size_t arena_bytes() const { return plan_.arena_bytes; }
+  const exec::Plan& plan() const { return plan_; }
+
+  /// Zero-copy run: inputs and outputs in graph order, in the caller's memory.
+  void run(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs) const {
+    const Graph& g = model_.graph();
+    if (inputs.size() != g.inputs.size()) fail("run: the model has ", g.inputs.size(), " inputs, got ", inputs.size());
+    if (outputs.size() != g.outputs.size()) fail("run: the model has ", g.outputs.size(), " outputs, got ", outputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) check_bytes("input", g.inputs[i], inputs[i].bytes);
+    for (std::size_t i = 0; i < outputs.size(); ++i) check_bytes("output", g.outputs[i], outputs[i].bytes);
+    Lease lease(*this);
+    Context& c = *lease.context;
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      c.slots[g.inputs[i].value] = const_cast<std::byte*>(static_cast<const std::byte*>(inputs[i].data));
+    for (std::size_t i = 0; i < outputs.size(); ++i) c.slots[g.outputs[i].value] = static_cast<std::byte*>(outputs[i].data);
+    for (ValueId alias : plan_.run_aliases) c.slots[alias] = c.slots[plan_.alias_of[alias]];
+    exec::RunContext run{c.slots.data(), c.pool.get(), c.shared_scratch.raw(), c.thread_scratch.raw(),
+                         plan_.thread_scratch_stride};
+    for (const auto& kernel : plan_.kernels) kernel->run(run);
+  }
+
+  /// Named tensors in, named tensors out (allocates the outputs).
+  TensorMap run(const TensorMap& inputs) const {
+    const Graph& g = model_.graph();
+    check_inputs(g, inputs);
+    std::vector<InputBuffer> in;
+    for (const NamedValue& i : g.inputs) {
+      const Tensor& t = inputs.at(i.name);
+      in.push_back({t.raw(), t.bytes()});
+    }
+    TensorMap result;
+    std::vector<OutputBuffer> out;
+    for (const NamedValue& o : g.outputs) {
+      Tensor& t = result.emplace(o.name, Tensor(g.type(o.value))).first->second;
+      out.push_back({t.raw(), t.bytes()});
+    }
+    run(in, out);
+    return result;
+  }
+
+  /// The plan, for `rml info`: kernels, fused groups, arena bytes.
+  std::string describe() const {
+    std::ostringstream out;
+    out << "plan: " << plan_.kernels.size() << " kernels for " << model_.graph().nodes.size() << " nodes, "
+        << plan_.fused_groups << " fused groups, arena " << plan_.arena_bytes << " bytes, threads "
+        << options_.threads << (options_.fuse ? "" : ", unfused") << "\n";
+    for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
+      out << "  " << k << ": " << plan_.kernels[k]->describe() << "  [node";
+      for (std::size_t n : plan_.kernels[k]->nodes) out << " " << n;
+      out << "]\n";
+    }
+    return out.str();
+  }
+
+ private:
+  /// Everything one run needs; reused across runs.
+  struct Context {
+    Tensor arena, shared_scratch, thread_scratch;  // 64-byte aligned byte stores
+    std::vector<std::byte*> slots;
+    std::unique_ptr<exec::ThreadPool> pool;
+  };
+
+  struct Lease {
+    const Executor& owner;
+    std::unique_ptr<Context> context;
+    explicit Lease(const Executor& e) : owner(e), context(e.acquire()) {}
+    ~Lease() { owner.release(std::move(context)); }
+  };
+
+  static Tensor bytes_buffer(std::size_t bytes) {
+    return Tensor(DType::f32, {static_cast<std::int64_t>((bytes + 3) / 4)});
+  }
+
+  std::unique_ptr<Context> acquire() const {
+    {
+      std::lock_guard lock(mutex_);
+      if (!idle_.empty()) {
+        auto c = std::move(idle_.back());
+        idle_.pop_back();
+        return c;
+      }
+    }
+    auto c = std::make_unique<Context>();
+    c->arena = bytes_buffer(plan_.arena_bytes);
+    c->shared_scratch = bytes_buffer(plan_.shared_scratch_bytes);
+    c->thread_scratch = bytes_buffer(plan_.thread_scratch_stride * static_cast<std::size_t>(options_.threads));
+    c->pool = std::make_unique<exec::ThreadPool>(options_.threads);
+    const Graph& g = model_.graph();
+    c->slots.assign(g.values.size(), nullptr);
+    for (std::size_t v = 0; v < g.values.size(); ++v) {
+      if (plan_.storage[v] == exec::Storage::arena) c->slots[v] = c->arena.raw() + plan_.offset[v];
+      if (plan_.storage[v] == exec::Storage::constant)
+        c->slots[v] = const_cast<std::byte*>(g.values[v].data->raw());
+    }
+    return c;
+  }
+
+  void release(std::unique_ptr<Context> context) const {
+    std::lock_guard lock(mutex_);
+    idle_.push_back(std::move(context));
+  }
+
+  void check_bytes(const char* what, const NamedValue& nv, std::size_t bytes) const {
+    const std::size_t expected = static_cast<std::size_t>(model_.graph().type(nv.value).elements()) * 4;
+    if (bytes != expected)
+      fail("run: ", what, " '", nv.name, "' is ", to_string(model_.graph().type(nv.value)), " (", expected,
+           " bytes), the buffer has ", bytes, " bytes");
+  }
+
+  Model model_;
+  ExecutorOptions options_;
+  exec::Plan plan_;
+  mutable std::mutex mutex_;
+  mutable std::vector<std::unique_ptr<Context>> idle_;
+};
+
+}  // namespace rml

@@ -1,0 +1,277 @@
+// Elementwise ops run as groups: one pass over the output, block by block,
+// every op of a fused chain applied to a block while it is in cache. Inputs
+// ("leaves") broadcast NumPy-style through per-dimension strides. Unfused
+// execution is the same machinery with one op per group.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "rml/exec/kernel.hpp"
+
+namespace rml::exec {
+
+/// f32 maths for the executor. Ops whose reference computes in double get
+/// an f32 formulation here (within 1e-5 of the reference); the rest reuse
+/// the op's own `apply`, so integer wrap-around and NaN rules are shared.
+template <class Op>
+struct FastMath {
+  template <class... T>
+  static auto apply(T... x) { return Op::apply(x...); }
+};
+template <> struct FastMath<Exp> { static float apply(float x) { return std::exp(x); } };
+template <> struct FastMath<Log> { static float apply(float x) { return std::log(x); } };
+template <> struct FastMath<Sqrt> { static float apply(float x) { return std::sqrt(x); } };
+template <> struct FastMath<Rsqrt> { static float apply(float x) { return 1.0f / std::sqrt(x); } };
+template <> struct FastMath<Tanh> { static float apply(float x) { return std::tanh(x); } };
+template <> struct FastMath<Sigmoid> { static float apply(float x) { return 1.0f / (1.0f + std::exp(-x)); } };
+template <> struct FastMath<Erf> { static float apply(float x) { return std::erf(x); } };
+template <> struct FastMath<Sin> { static float apply(float x) { return std::sin(x); } };
+template <> struct FastMath<Cos> { static float apply(float x) { return std::cos(x); } };
+template <> struct FastMath<Pow> { static float apply(float a, float b) { return std::pow(a, b); } };
+
+inline float gelu_erf(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
+inline float gelu_tanh(float x) {
+  return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
+
+/// A block function: out[0:n] = op(args[0][0:n], ...).
+using BlockFn = void (*)(const void* const* args, void* out, std::int64_t n);
+
+namespace block {
+
+template <class Op, class T>
+void unary(const void* const* a, void* out, std::int64_t n) {
+  const T* x = static_cast<const T*>(a[0]);
+  T* y = static_cast<T*>(out);
+  for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(FastMath<Op>::apply(x[i]));
+}
+template <class Op, class T>
+void binary(const void* const* a, void* out, std::int64_t n) {
+  const T* x = static_cast<const T*>(a[0]);
+  const T* z = static_cast<const T*>(a[1]);
+  T* y = static_cast<T*>(out);
+  for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(FastMath<Op>::apply(x[i], z[i]));
+}
+template <class Op, class T>
+void compare(const void* const* a, void* out, std::int64_t n) {
+  const T* x = static_cast<const T*>(a[0]);
+  const T* z = static_cast<const T*>(a[1]);
+  float* y = static_cast<float*>(out);
+  for (std::int64_t i = 0; i < n; ++i) y[i] = Op::apply(x[i], z[i]) ? 1.0f : 0.0f;
+}
+template <class C, class T>
+void select(const void* const* a, void* out, std::int64_t n) {
+  const C* c = static_cast<const C*>(a[0]);
+  const T* x = static_cast<const T*>(a[1]);
+  const T* z = static_cast<const T*>(a[2]);
+  T* y = static_cast<T*>(out);
+  for (std::int64_t i = 0; i < n; ++i) y[i] = c[i] != C(0) ? x[i] : z[i];
+}
+template <class From, class To>
+void cast(const void* const* a, void* out, std::int64_t n) {
+  const From* x = static_cast<const From*>(a[0]);
+  To* y = static_cast<To*>(out);
+  for (std::int64_t i = 0; i < n; ++i) y[i] = Cast::apply<To>(x[i]);
+}
+template <float (*F)(float)>
+void gelu(const void* const* a, void* out, std::int64_t n) {
+  const float* x = static_cast<const float*>(a[0]);
+  float* y = static_cast<float*>(out);
+  for (std::int64_t i = 0; i < n; ++i) y[i] = F(x[i]);
+}
+
+}  // namespace block
+
+/// The block function for an elementwise op given its input dtypes, or
+/// nullptr for an op that is not elementwise.
+inline BlockFn block_function(const AnyOp& op, const Types& in) {
+  return std::visit(
+      [&](const auto& o) -> BlockFn {
+        using Op = std::decay_t<decltype(o)>;
+        const bool is_f32 = in[0].dtype == DType::f32;
+        if constexpr (UnaryOp<Op>) {
+          if constexpr (Op::accepts == Accepts::any)
+            return is_f32 ? &block::unary<Op, float> : &block::unary<Op, std::int32_t>;
+          else
+            return &block::unary<Op, float>;
+        } else if constexpr (BinaryOp<Op>) {
+          if constexpr (Op::accepts == Accepts::any)
+            return is_f32 ? &block::binary<Op, float> : &block::binary<Op, std::int32_t>;
+          else
+            return &block::binary<Op, float>;
+        } else if constexpr (CompareOp<Op>) {
+          return is_f32 ? &block::compare<Op, float> : &block::compare<Op, std::int32_t>;
+        } else if constexpr (std::is_same_v<Op, Select>) {
+          const bool value_f32 = in[1].dtype == DType::f32;
+          if (is_f32) return value_f32 ? &block::select<float, float> : &block::select<float, std::int32_t>;
+          return value_f32 ? &block::select<std::int32_t, float> : &block::select<std::int32_t, std::int32_t>;
+        } else if constexpr (std::is_same_v<Op, Cast>) {
+          const bool to_f32 = o.to == DType::f32;
+          if (is_f32) return to_f32 ? &block::cast<float, float> : &block::cast<float, std::int32_t>;
+          return to_f32 ? &block::cast<std::int32_t, float> : &block::cast<std::int32_t, std::int32_t>;
+        } else if constexpr (std::is_same_v<Op, Gelu>) {
+          return o.uses_tanh() ? &block::gelu<gelu_tanh> : &block::gelu<gelu_erf>;
+        } else {
+          return nullptr;
+        }
+      },
+      op);
+}
+
+inline bool is_elementwise_op(const AnyOp& op) {
+  return std::visit([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
+}
+
+/// One or more elementwise ops evaluated together over one output shape.
+class ElementwiseGroup {
+ public:
+  static constexpr std::int64_t block = 256;
+
+  struct Leaf {
+    ValueId value;
+    Shape shape;  // as read: broadcasts into the group's output shape
+  };
+  struct Instr {
+    BlockFn fn;
+    std::vector<int> args;  // < leaves.size(): a leaf; otherwise a temp (an earlier instr)
+    std::string name;
+  };
+
+  /// `dims`: the output shape; `leaves`' shapes broadcast into it.
+  /// With keep_last, the last axis is never merged with the others, so
+  /// (row, column) indexes match the output's last axis (epilogues need it).
+  ElementwiseGroup(const Shape& out_shape, DType out_dtype, ValueId output, std::vector<Leaf> leaves,
+                   std::vector<Instr> instrs, bool keep_last)
+      : out_dtype_(out_dtype), output_(output), leaves_(std::move(leaves)), instrs_(std::move(instrs)) {
+    dims_ = out_shape.empty() ? Shape{1} : out_shape;
+    for (const Leaf& leaf : leaves_) {
+      Shape strides(dims_.size(), 0);
+      const Shape own = contiguous_strides(leaf.shape);
+      const std::size_t lead = dims_.size() - std::min(dims_.size(), leaf.shape.size());
+      for (std::size_t d = 0; d < leaf.shape.size(); ++d)
+        if (leaf.shape[d] != 1) strides[lead + d] = own[d];
+      strides_.push_back(strides);
+    }
+    collapse(keep_last);
+  }
+
+  std::int64_t rows() const { return span_size(0, dims_.size() - 1); }
+  std::int64_t cols() const { return dims_.back(); }
+  ValueId output() const { return output_; }
+  const std::vector<Leaf>& leaves() const { return leaves_; }
+  std::size_t scratch_bytes() const { return (leaves_.size() + instrs_.size()) * block * 4; }
+
+  std::string describe() const {
+    std::ostringstream out;
+    for (std::size_t i = 0; i < instrs_.size(); ++i) out << (i ? "+" : "") << instrs_[i].name;
+    out << " over " << to_string(dims_);
+    return out.str();
+  }
+
+  /// Computes output rows [r0, r1) x columns [c0, c1).
+  void eval(const RunContext& ctx, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1,
+            int thread) const {
+    std::byte* scratch = ctx.thread_scratch + thread * ctx.thread_scratch_stride;
+    const std::size_t leaf_count = leaves_.size();
+    const void* args[3];
+    const void* operand[16 + 64];
+    std::byte* out_base = ctx.slots[output_];
+    for (std::int64_t row = r0; row < r1; ++row) {
+      // Each leaf's offset at the start of this row.
+      std::int64_t base[16];
+      for (std::size_t l = 0; l < leaf_count; ++l) base[l] = row_offset(row, strides_[l]);
+      for (std::int64_t c = c0; c < c1; c += block) {
+        const std::int64_t n = std::min(block, c1 - c);
+        for (std::size_t l = 0; l < leaf_count; ++l) {
+          const std::byte* data = ctx.slots[leaves_[l].value];
+          const std::int64_t step = strides_[l].back();
+          const std::byte* first = data + 4 * (base[l] + c * step);
+          if (step == 1) {
+            operand[l] = first;
+          } else {
+            std::byte* temp = scratch + l * block * 4;
+            for (std::int64_t i = 0; i < n; ++i) std::memcpy(temp + 4 * i, first + 4 * i * step, 4);
+            operand[l] = temp;
+          }
+        }
+        for (std::size_t k = 0; k < instrs_.size(); ++k) {
+          const Instr& instr = instrs_[k];
+          for (std::size_t a = 0; a < instr.args.size(); ++a) args[a] = operand[instr.args[a]];
+          void* target = k + 1 == instrs_.size() ? static_cast<void*>(out_base + 4 * (row * cols() + c))
+                                                  : static_cast<void*>(scratch + (leaf_count + k) * block * 4);
+          instr.fn(args, target, n);
+          operand[leaf_count + k] = target;
+        }
+      }
+    }
+  }
+
+  /// The whole output, split across the pool.
+  void run_all(RunContext& ctx) const {
+    const std::int64_t col_blocks = (cols() + block - 1) / block;
+    const std::int64_t tasks = rows() * col_blocks;
+    ctx.pool->parallel_for(tasks, std::max<std::int64_t>(1, 16384 / block), [&](std::int64_t begin, std::int64_t end, int t) {
+      for (std::int64_t task = begin; task < end; ++task) {
+        const std::int64_t row = task / col_blocks, c = (task % col_blocks) * block;
+        eval(ctx, row, row + 1, c, std::min(c + block, cols()), t);
+      }
+    });
+  }
+
+  static constexpr std::size_t max_leaves = 16, max_instrs = 64;
+
+ private:
+  std::int64_t span_size(std::size_t begin, std::size_t end) const {
+    std::int64_t n = 1;
+    for (std::size_t d = begin; d < end; ++d) n *= dims_[d];
+    return n;
+  }
+
+  std::int64_t row_offset(std::int64_t row, const Shape& strides) const {
+    std::int64_t offset = 0;
+    for (std::size_t d = dims_.size() - 1; d-- > 0;) {
+      offset += (row % dims_[d]) * strides[d];
+      row /= dims_[d];
+    }
+    return offset;
+  }
+
+  /// Merges neighbouring axes that every leaf walks contiguously (or
+  /// broadcasts along both), so inner loops run as long as possible.
+  void collapse(bool keep_last) {
+    for (std::size_t d = dims_.size(); d-- > 1;) {
+      if (keep_last && d == dims_.size() - 1) continue;
+      bool mergeable = true;
+      for (const Shape& s : strides_) mergeable = mergeable && s[d - 1] == s[d] * dims_[d];
+      if (!mergeable) continue;
+      dims_[d - 1] *= dims_[d];
+      dims_.erase(dims_.begin() + d);
+      for (Shape& s : strides_) s.erase(s.begin() + d - 1);
+    }
+  }
+
+  Shape dims_;
+  DType out_dtype_;
+  ValueId output_;
+  std::vector<Leaf> leaves_;
+  std::vector<Shape> strides_;
+  std::vector<Instr> instrs_;
+};
+
+/// A kernel running one elementwise group on its own.
+class ElementwiseKernel final : public Kernel {
+ public:
+  explicit ElementwiseKernel(ElementwiseGroup group) : group_(std::move(group)) {
+    thread_scratch_bytes = group_.scratch_bytes();
+  }
+  void run(RunContext& ctx) const override { group_.run_all(ctx); }
+  std::string describe() const override { return "elementwise " + group_.describe(); }
+  const ElementwiseGroup& group() const { return group_; }
+
+ private:
+  ElementwiseGroup group_;
+};
+
+}  // namespace rml::exec

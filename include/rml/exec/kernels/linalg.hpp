@@ -1,0 +1,137 @@
+// matmul on the packed GEMM: constant right operands are packed once when
+// the plan is made; others are packed per run. The output is computed in
+// tiles split across threads, and a fused epilogue (bias, activation,
+// residual: an elementwise group reading the product) runs on each tile
+// while it is in cache.
+#pragma once
+
+#include <optional>
+
+#include "rml/exec/gemm.hpp"
+#include "rml/exec/kernels/elementwise.hpp"
+
+namespace rml::exec {
+
+/// For each output batch position, the flat batch index of an operand
+/// whose batch axes (right-aligned, size 1 broadcasting) are `batch`.
+inline std::vector<std::int64_t> batch_offsets(const Shape& out_batch, const Shape& batch) {
+  const Shape strides = contiguous_strides(batch);
+  const std::size_t lead = out_batch.size() - batch.size();
+  std::vector<std::int64_t> offsets;
+  const std::int64_t count = element_count(out_batch);
+  for (std::int64_t flat = 0; flat < count; ++flat) {
+    std::int64_t rest = flat, offset = 0;
+    for (std::size_t d = out_batch.size(); d-- > 0;) {
+      const std::int64_t i = rest % out_batch[d];
+      rest /= out_batch[d];
+      if (d >= lead && batch[d - lead] != 1) offset += i * strides[d - lead];
+    }
+    offsets.push_back(offset);
+  }
+  return offsets;
+}
+
+
+class MatMulKernel final : public Kernel {
+ public:
+  static constexpr std::int64_t tile_rows = 96, tile_cols = 256;
+
+  /// a: [batch..., M, K], b: [batch..., K, N] (1-D operands already
+  /// promoted); `b_constant` is b's data when b is a constant.
+  MatMulKernel(ValueId a, ValueId b, ValueId product, Shape a_shape, Shape b_shape, const Shape& out_batch,
+               const Tensor* b_constant, std::optional<ElementwiseGroup> epilogue)
+      : a_(a), b_(b), product_(product), epilogue_(std::move(epilogue)) {
+    m_ = a_shape[a_shape.size() - 2];
+    k_ = a_shape.back();
+    n_ = b_shape.back();
+    const Shape a_batch(a_shape.begin(), a_shape.end() - 2), b_batch(b_shape.begin(), b_shape.end() - 2);
+    a_offsets_ = batch_offsets(out_batch, a_batch);
+    b_offsets_ = batch_offsets(out_batch, b_batch);
+    b_batches_ = element_count(b_batch);
+    if (b_constant) {
+      const float* data = b_constant->values<float>().data();
+      for (std::int64_t i = 0; i < b_batches_; ++i) packed_.emplace_back(data + i * k_ * n_, k_, n_, n_);
+    } else {
+      shared_scratch_bytes = static_cast<std::size_t>(b_batches_) * align_up(PackedB::bytes(k_, n_));
+    }
+    thread_scratch_bytes = align_up(gemm_scratch_bytes(k_)) + (epilogue_ ? epilogue_->scratch_bytes() : 0);
+  }
+
+  ValueId target() const { return epilogue_ ? epilogue_->output() : product_; }
+
+  void run(RunContext& ctx) const override {
+    const float* a = ctx.value<const float>(a_);
+    float* c = ctx.value<float>(target());
+    // Right operands not packed at plan time are packed now, into scratch.
+    const std::size_t packed_stride = align_up(PackedB::bytes(k_, n_)) / sizeof(float);
+    float* runtime_packed = reinterpret_cast<float*>(ctx.shared_scratch);
+    if (packed_.empty()) {
+      const float* b = ctx.value<const float>(b_);
+      ctx.pool->parallel_for(b_batches_, 1, [&](std::int64_t i0, std::int64_t i1, int) {
+        for (std::int64_t i = i0; i < i1; ++i)
+          PackedB::pack_into(runtime_packed + i * packed_stride, b + i * k_ * n_, k_, n_, n_);
+      });
+    }
+    auto packed_b = [&](std::int64_t batch_b) {
+      return packed_.empty() ? PackedBView{runtime_packed + batch_b * packed_stride, k_, n_} : view(packed_[batch_b]);
+    };
+    const std::int64_t row_tiles = (m_ + tile_rows - 1) / tile_rows, col_tiles = (n_ + tile_cols - 1) / tile_cols;
+    const std::int64_t per_batch = row_tiles * col_tiles;
+    const std::int64_t tasks = static_cast<std::int64_t>(a_offsets_.size()) * per_batch;
+    ctx.pool->parallel_for(tasks, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
+      float* scratch = ctx.scratch_of<float>(thread);
+      for (std::int64_t task = t0; task < t1; ++task) {
+        const std::int64_t batch = task / per_batch, tile = task % per_batch;
+        const std::int64_t m0 = (tile / col_tiles) * tile_rows, n0 = (tile % col_tiles) * tile_cols;
+        const std::int64_t m1 = std::min(m0 + tile_rows, m_), n1 = std::min(n0 + tile_cols, n_);
+        float* c_batch = c + batch * m_ * n_;
+        gemm(a + a_offsets_[batch] * m_ * k_, k_, packed_b(b_offsets_[batch]), c_batch, n_, m0, m1, n0, n1, scratch);
+        if (epilogue_) epilogue_->eval(ctx, batch * m_ + m0, batch * m_ + m1, n0, n1, thread);
+      }
+    });
+  }
+
+  std::string describe() const override {
+    std::string text = detail::concat("matmul ", a_offsets_.size() > 1 ? std::to_string(a_offsets_.size()) + " x " : "",
+                                      m_, "x", k_, " @ ", k_, "x", n_, packed_.empty() ? " (packed per run)" : " (weights prepacked)");
+    if (epilogue_) text += ", epilogue: " + epilogue_->describe();
+    return text;
+  }
+
+ private:
+  ValueId a_, b_, product_;
+  std::optional<ElementwiseGroup> epilogue_;
+  std::int64_t m_ = 0, k_ = 0, n_ = 0, b_batches_ = 1;
+  std::vector<std::int64_t> a_offsets_, b_offsets_;
+  std::vector<PackedB> packed_;
+};
+
+/// Integer matmul (rare, never hot): plain loops, wrapping like NumPy.
+class IntMatMulKernel final : public Kernel {
+ public:
+  IntMatMulKernel(ValueId a, ValueId b, ValueId out, const Shape& a_shape, const Shape& b_shape, const Shape& out_batch)
+      : a_(a), b_(b), out_(out), m_(a_shape[a_shape.size() - 2]), k_(a_shape.back()), n_(b_shape.back()),
+        a_offsets_(batch_offsets(out_batch, Shape(a_shape.begin(), a_shape.end() - 2))),
+        b_offsets_(batch_offsets(out_batch, Shape(b_shape.begin(), b_shape.end() - 2))) {}
+  void run(RunContext& ctx) const override {
+    const std::int32_t* a = ctx.value<const std::int32_t>(a_);
+    const std::int32_t* b = ctx.value<const std::int32_t>(b_);
+    std::int32_t* c = ctx.value<std::int32_t>(out_);
+    for (std::size_t batch = 0; batch < a_offsets_.size(); ++batch)
+      for (std::int64_t i = 0; i < m_; ++i)
+        for (std::int64_t j = 0; j < n_; ++j) {
+          std::uint32_t sum = 0;
+          for (std::int64_t p = 0; p < k_; ++p)
+            sum += std::uint32_t(a[(a_offsets_[batch] * m_ + i) * k_ + p]) * std::uint32_t(b[(b_offsets_[batch] * k_ + p) * n_ + j]);
+          c[(batch * m_ + i) * n_ + j] = static_cast<std::int32_t>(sum);
+        }
+  }
+  std::string describe() const override { return "matmul i32 (plain loops)"; }
+
+ private:
+  ValueId a_, b_, out_;
+  std::int64_t m_, k_, n_;
+  std::vector<std::int64_t> a_offsets_, b_offsets_;
+};
+
+}  // namespace rml::exec

@@ -1,0 +1,28 @@
+// rml::Model: a loaded, validated graph, shared cheaply between executors.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "rml/ir/graph_io.hpp"
+
+namespace rml {
+
+class Model {
+ public:
+  explicit Model(Graph graph) : graph_(std::make_shared<const Graph>(std::move(graph))) {
+    order_ = std::make_shared<const std::vector<std::size_t>>(validate(*graph_));
+  }
+  const Graph& graph() const { return *graph_; }
+  /// A valid execution order of the nodes.
+  const std::vector<std::size_t>& order() const { return *order_; }
+
+ private:
+  std::shared_ptr<const Graph> graph_;
+  std::shared_ptr<const std::vector<std::size_t>> order_;
+};
+
+/// Reads and validates `path` (and its weights file).
+inline Model load(const std::filesystem::path& path) { return Model(read_graph(path)); }
+
+}  // namespace rml

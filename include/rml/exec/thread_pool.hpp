@@ -1,0 +1,124 @@
+// A small thread pool for splitting one kernel's independent outputs across
+// threads. No allocation per call: the work item is a pointer to the
+// caller's callable, and the calling thread takes part.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace rml::exec {
+
+class ThreadPool {
+ public:
+  /// `threads` in all, the caller included: threads - 1 workers are started.
+  explicit ThreadPool(int threads) : size_(std::max(threads, 1)) {
+    for (int i = 1; i < size_; ++i) workers_.emplace_back([this, i] { work(i); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      ++generation_;
+    }
+    wake_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return size_; }
+
+  /// Calls fn(begin, end, thread) over [0, count) in chunks of at least
+  /// `grain` items. Which thread computes which chunk varies; kernels only
+  /// split independent outputs, so results never depend on it.
+  template <class Fn>
+  void parallel_for(std::int64_t count, std::int64_t grain, Fn&& fn) {
+    if (count <= 0) return;
+    const std::int64_t chunks = std::clamp<std::int64_t>(count / std::max<std::int64_t>(grain, 1), 1, 4 * size_);
+    if (size_ == 1 || chunks == 1) {
+      fn(std::int64_t{0}, count, 0);
+      return;
+    }
+    Job job;
+    job.count = count;
+    job.chunks = chunks;
+    job.context = &fn;
+    job.call = [](void* context, std::int64_t begin, std::int64_t end, int thread) {
+      (*static_cast<std::remove_reference_t<Fn>*>(context))(begin, end, thread);
+    };
+    run(job);
+  }
+
+ private:
+  struct Job {
+    std::int64_t count = 0, chunks = 0;
+    void* context = nullptr;
+    void (*call)(void*, std::int64_t, std::int64_t, int) = nullptr;
+    std::atomic<std::int64_t> next{0};
+    std::atomic<std::int64_t> done{0};
+    std::exception_ptr error;
+    std::mutex error_mutex;
+  };
+
+  static void take_chunks(Job& job, int thread) {
+    for (std::int64_t c; (c = job.next.fetch_add(1)) < job.chunks;) {
+      const std::int64_t begin = job.count * c / job.chunks, end = job.count * (c + 1) / job.chunks;
+      try {
+        job.call(job.context, begin, end, thread);
+      } catch (...) {
+        std::lock_guard lock(job.error_mutex);
+        if (!job.error) job.error = std::current_exception();
+      }
+      job.done.fetch_add(1, std::memory_order_acq_rel);
+    }
+  }
+
+  void run(Job& job) {
+    {
+      std::lock_guard lock(mutex_);
+      job_ = &job;
+      ++generation_;
+    }
+    wake_.notify_all();
+    take_chunks(job, 0);
+    std::unique_lock lock(mutex_);
+    finished_.wait(lock, [&] { return job.done.load() == job.chunks && active_ == 0; });
+    job_ = nullptr;
+    if (job.error) std::rethrow_exception(job.error);
+  }
+
+  void work(int thread) {
+    std::uint64_t seen = 0;
+    std::unique_lock lock(mutex_);
+    while (true) {
+      wake_.wait(lock, [&] { return generation_ != seen; });
+      seen = generation_;
+      if (stopping_) return;
+      Job* job = job_;
+      if (!job) continue;
+      ++active_;
+      lock.unlock();
+      take_chunks(*job, thread);
+      lock.lock();
+      --active_;
+      finished_.notify_all();
+    }
+  }
+
+  int size_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, finished_;
+  std::uint64_t generation_ = 0;
+  Job* job_ = nullptr;
+  int active_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace rml::exec
