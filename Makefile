@@ -11,7 +11,7 @@ DEBIAN_PACKAGES := g++ make cmake ccache libeigen3-dev xtensor-dev nlohmann-json
                    libbenchmark-dev libflatbuffers-dev flatbuffers-compiler pybind11-dev \
                    python3-venv python3-pip
 
-.PHONY: all deps venv configure build test demo example-model ops-doc compile-time clean
+.PHONY: all deps venv configure build test demo bench example-model ops-doc compile-time clean
 
 all: build
 
@@ -48,6 +48,12 @@ demo: build
 	@echo
 	$(BUILD_DIR)/rml run examples/tiny_classifier.json --inputs examples/tiny_classifier.inputs.safetensors
 
+# Builds and runs the Google Benchmark suite (results: docs/performance.md).
+bench: configure
+	cmake -S . -B $(BUILD_DIR) -DRML_BUILD_BENCH=ON
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target rml_bench
+	$(BUILD_DIR)/bench/rml_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+
 # Regenerates the shipped example model (byte-identical on every run).
 example-model: build
 	$(BUILD_DIR)/make_example_model examples/tiny_classifier.json
@@ -60,6 +66,8 @@ ops-doc: build
 compile-time: deps
 	@echo "g++ -O2 -c tools/rml_cli.cpp:"
 	@bash -c 'time g++ -std=c++20 -O2 -Iinclude -I/usr/include/eigen3 -c tools/rml_cli.cpp -o /dev/null'
+	@echo "g++ -O2 -c tests/compile_run_only.cpp (rml/run.hpp only):"
+	@bash -c 'time g++ -std=c++20 -O2 -march=native -mno-avx512f -Iinclude -c tests/compile_run_only.cpp -o /dev/null'
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -1,6 +1,7 @@
 // The `rml` command-line program: run, inspect and validate rml-graph files.
 // Exit codes: 0 success, 1 a reported error, 2 bad usage.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -20,9 +21,14 @@ constexpr const char* usage_text = R"(usage: rml COMMAND [ARGS]
 
 commands:
   run MODEL.json [--inputs IN.safetensors] [--output OUT.safetensors] [--seed N]
-        run the graph (reference kernels); without --inputs, deterministic
-        pseudo-random inputs of the right dtype and shape are used
-  info MODEL.json        inputs, outputs, op histogram, parameter count and bytes
+                 [--threads N] [--repeat R] [--no-fuse] [--reference]
+        run the graph through the executor (--reference: the reference
+        kernels instead); without --inputs, deterministic pseudo-random
+        inputs of the right dtype and shape are used; --repeat R times R runs
+        and prints the median latency
+  info MODEL.json [--threads N] [--no-fuse]
+        inputs, outputs, op histogram, parameter count and bytes, and the
+        executor's plan (kernels, fused groups, arena bytes)
   validate MODEL.json    check the graph and its weights; prints "ok" or the error
   ops [--markdown]       the op table, generated from the registry
   tensors FILE.safetensors [--json]
@@ -119,6 +125,12 @@ std::string format_value(double v) {
   return text;
 }
 
+std::string format_seconds(double s) {
+  if (s < 1e-3) return format_value(s * 1e6) + " us";
+  if (s < 1) return format_value(s * 1e3) + " ms";
+  return format_value(s) + " s";
+}
+
 void print_summary(const std::string& name, const rml::Tensor& t) {
   std::cout << "  " << name << ": " << rml::to_string(t.type());
   if (t.elements() == 0) {
@@ -139,8 +151,31 @@ void print_summary(const std::string& name, const rml::Tensor& t) {
   std::cout << (values.size() > shown ? ", ...]\n" : "]\n");
 }
 
+int positive_option(const Arguments& args, const std::string& name, int fallback) {
+  const auto text = args.option(name);
+  if (!text) return fallback;
+  try {
+    std::size_t used = 0;
+    const int value = std::stoi(*text, &used);
+    if (used == text->size() && value >= 1) return value;
+  } catch (...) {
+  }
+  throw UsageError{name + " needs a positive integer"};
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+std::string executor_label(int threads, bool fuse) {
+  return "executor, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + (fuse ? "" : ", unfused");
+}
+
 int run_command(int argc, char** argv) {
-  const Arguments args(argc, argv, {"--inputs", "--output", "--seed"}, {});
+  const Arguments args(argc, argv, {"--inputs", "--output", "--seed", "--threads", "--repeat"},
+                       {"--no-fuse", "--reference"});
   const std::string& model = args.only_positional("MODEL.json");
   std::uint64_t seed = 0;
   if (auto s = args.option("--seed")) {
@@ -150,14 +185,30 @@ int run_command(int argc, char** argv) {
       throw UsageError{"--seed needs a non-negative integer"};
     }
   }
-  const rml::Graph graph = rml::read_graph(model);
+  const int threads = positive_option(args, "--threads", 1), repeat = positive_option(args, "--repeat", 1);
+  const bool reference = args.option("--reference").has_value();
+  const rml::Model loaded = rml::load(model);
+  const rml::Graph& graph = loaded.graph();
   const auto inputs_path = args.option("--inputs");
   const rml::TensorMap inputs = inputs_path ? read_inputs(*inputs_path) : made_up_inputs(graph, seed);
-  const rml::TensorMap outputs = rml::evaluate(graph, inputs);
+  rml::TensorMap outputs;
+  std::vector<double> seconds;
+  std::optional<rml::Executor> executor;
+  if (!reference) executor.emplace(loaded, rml::ExecutorOptions{.threads = threads, .fuse = !args.option("--no-fuse")});
+  for (int r = 0; r < repeat; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    outputs = reference ? rml::evaluate(graph, inputs) : executor->run(inputs);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   std::cout << (inputs_path ? "inputs from " + *inputs_path : "pseudo-random inputs (seed " + std::to_string(seed) + ")") << ":\n";
   for (const rml::NamedValue& in : graph.inputs) print_summary(in.name, inputs.at(in.name));
   std::cout << "outputs:\n";
   for (const rml::NamedValue& out : graph.outputs) print_summary(out.name, outputs.at(out.name));
+  if (repeat > 1)
+    std::cout << "latency: median " << format_seconds(median(seconds)) << ", min "
+              << format_seconds(*std::min_element(seconds.begin(), seconds.end())) << " over " << repeat
+              << " runs (" << (reference ? "reference kernels" : executor_label(threads, !args.option("--no-fuse")))
+              << ")\n";
   if (auto path = args.option("--output")) {
     rml::NamedTensors tensors;
     for (const rml::NamedValue& out : graph.outputs) tensors.emplace_back(out.name, outputs.at(out.name));
@@ -168,9 +219,10 @@ int run_command(int argc, char** argv) {
 }
 
 int info_command(int argc, char** argv) {
-  const Arguments args(argc, argv, {}, {});
+  const Arguments args(argc, argv, {"--threads"}, {"--no-fuse"});
   const std::string& model = args.only_positional("MODEL.json");
-  const rml::Graph graph = rml::read_graph(model);
+  const rml::Model loaded = rml::load(model);
+  const rml::Graph& graph = loaded.graph();
   std::cout << model << "\ninputs:\n";
   for (const rml::NamedValue& in : graph.inputs)
     std::cout << "  " << in.name << ": " << rml::to_string(graph.type(in.value)) << "\n";
@@ -192,6 +244,9 @@ int info_command(int argc, char** argv) {
     }
   std::cout << "constants: " << constants << "\nparameters: " << parameters << " (" << bytes
             << " bytes)\n";
+  const rml::Executor executor(
+      loaded, {.threads = positive_option(args, "--threads", 1), .fuse = !args.option("--no-fuse")});
+  std::cout << executor.describe();
   return 0;
 }
 

@@ -139,6 +139,12 @@ class Executor {
       if (plan_.storage[v] == exec::Storage::constant)
         c->slots[v] = const_cast<std::byte*>(g.values[v].data->raw());
     }
+    // Values sharing an arena buffer (in place) point at it from the start.
+    for (std::size_t v = 0; v < g.values.size(); ++v) {
+      ValueId root = static_cast<ValueId>(v);
+      while (plan_.storage[root] == exec::Storage::alias) root = plan_.alias_of[root];
+      if (root != v && plan_.storage[root] == exec::Storage::arena) c->slots[v] = c->arena.raw() + plan_.offset[root];
+    }
     return c;
   }
 

@@ -412,6 +412,23 @@ class Compiler {
     for (std::size_t step = 0; step < plan.kernels.size(); ++step)
       for (std::size_t m : plan.kernels[step]->nodes)
         for (ValueId v : node(m).inputs) last[root(v)] = std::max(last[root(v)], step);
+    // In place: an elementwise group may write its output over a leaf of the
+    // same shape that nothing reads afterwards (each block reads its inputs
+    // before writing the same positions).
+    for (std::size_t step = 0; step < plan.kernels.size(); ++step) {
+      const auto* group = dynamic_cast<const ElementwiseKernel*>(plan.kernels[step].get());
+      if (!group) continue;
+      const ValueId out = group->group().output();
+      if (plan.storage[out] != Storage::arena) continue;
+      for (const auto& leaf : group->group().leaves()) {
+        const ValueId r = root(leaf.value);
+        if (plan.storage[r] != Storage::arena || r == out || last[r] != step || leaf.shape != type(out).shape) continue;
+        plan.storage[out] = Storage::alias;
+        plan.alias_of[out] = r;
+        last[r] = std::max(last[r], last[out]);
+        break;
+      }
+    }
     std::vector<ValueId> buffers;
     std::vector<Lifetime> lifetimes;
     for (ValueId v = 0; v < values; ++v)

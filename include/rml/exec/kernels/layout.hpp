@@ -36,6 +36,10 @@ struct StridedCopy {
     for (std::size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
     if (rows * cols == 0) return;
     const std::int64_t s_inner = src_strides.back(), d_inner = dst_strides.back();
+    if (shape.size() >= 2 && src_strides[shape.size() - 2] == 1 && s_inner != 1 && d_inner == 1) {
+      run_transposed(ctx, src, dst);
+      return;
+    }
     ctx.pool->parallel_for(rows, std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(cols, 1)),
                            [&](std::int64_t r0, std::int64_t r1, int) {
       for (std::int64_t row = r0; row < r1; ++row) {
@@ -53,6 +57,36 @@ struct StridedCopy {
         } else {
           for (std::int64_t c = 0; c < cols; ++c) std::memcpy(to + 4 * c * d_inner, from + 4 * c * s_inner, 4);
         }
+      }
+    });
+  }
+
+  /// The last two axes are a transpose (the source walks the second-to-last
+  /// axis contiguously): copy in square tiles so both sides stay in cache.
+  void run_transposed(const RunContext& ctx, const std::byte* src, std::byte* dst) const {
+    constexpr std::int64_t tile = 32;
+    const std::size_t r = shape.size();
+    const std::int64_t rows = shape[r - 2], cols = shape[r - 1];
+    const std::int64_t s_col = src_strides[r - 1], d_row = dst_strides[r - 2];
+    std::int64_t outer = 1;
+    for (std::size_t d = 0; d + 2 < r; ++d) outer *= shape[d];
+    const std::int64_t row_tiles = (rows + tile - 1) / tile, col_tiles = (cols + tile - 1) / tile;
+    ctx.pool->parallel_for(outer * row_tiles * col_tiles, 4, [&](std::int64_t t0, std::int64_t t1, int) {
+      for (std::int64_t task = t0; task < t1; ++task) {
+        std::int64_t rest = task / (row_tiles * col_tiles);
+        const std::int64_t tile_index = task % (row_tiles * col_tiles);
+        std::int64_t s = src_offset, t = dst_offset;
+        for (std::size_t d = r - 2; d-- > 0;) {
+          const std::int64_t i = rest % shape[d];
+          rest /= shape[d];
+          s += i * src_strides[d];
+          t += i * dst_strides[d];
+        }
+        const std::int64_t r0 = (tile_index / col_tiles) * tile, c0 = (tile_index % col_tiles) * tile;
+        const std::int64_t r1 = std::min(r0 + tile, rows), c1 = std::min(c0 + tile, cols);
+        for (std::int64_t c = c0; c < c1; ++c)
+          for (std::int64_t row = r0; row < r1; ++row)
+            std::memcpy(dst + 4 * (t + row * d_row + c), src + 4 * (s + row + c * s_col), 4);
       }
     });
   }
