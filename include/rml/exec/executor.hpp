@@ -59,11 +59,15 @@ class Executor {
     Context& c = *lease.context;
     for (std::size_t i = 0; i < inputs.size(); ++i)
       c.slots[g.inputs[i].value] = const_cast<std::byte*>(static_cast<const std::byte*>(inputs[i].data));
-    for (std::size_t i = 0; i < outputs.size(); ++i) c.slots[g.outputs[i].value] = static_cast<std::byte*>(outputs[i].data);
+    for (std::size_t i = outputs.size(); i-- > 0;) c.slots[g.outputs[i].value] = static_cast<std::byte*>(outputs[i].data);
     for (ValueId alias : plan_.run_aliases) c.slots[alias] = c.slots[plan_.alias_of[alias]];
     exec::RunContext run{c.slots.data(), c.pool.get(), c.shared_scratch.raw(), c.thread_scratch.raw(),
                          plan_.thread_scratch_stride};
     for (const auto& kernel : plan_.kernels) kernel->run(run);
+    // A value named as several outputs was computed into the first buffer.
+    for (std::size_t i = 0; i < outputs.size(); ++i)
+      if (c.slots[g.outputs[i].value] != outputs[i].data && outputs[i].bytes)
+        std::memcpy(outputs[i].data, c.slots[g.outputs[i].value], outputs[i].bytes);
   }
 
   /// Named tensors in, named tensors out (allocates the outputs).

@@ -123,7 +123,10 @@ class Compiler {
     epilogue_owner_.assign(graph_.nodes.size(), -1);
     if (!fuse_) return;
     for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
-      const bool gemm_op = (holds<MatMul>(node(n).op) || holds<Conv2d>(node(n).op)) &&
+      // (A 1-D right operand drops the product's column axis, so tiles would
+      // not map onto the epilogue's rows and columns.)
+      const bool gemm_op = ((holds<MatMul>(node(n).op) && type(node(n).inputs[1]).shape.size() > 1) ||
+                            holds<Conv2d>(node(n).op)) &&
                            type(node(n).outputs[0]).dtype == DType::f32;
       if (!gemm_op) continue;
       const ValueId v = node(n).outputs[0];

@@ -72,15 +72,13 @@ class ReduceKernel final : public Kernel {
       for (std::int64_t i = 0; i < n; ++i) fn(x[i * s]);
       return;
     }
-    Shape index(inner_dims_.size(), 0);
-    for (std::int64_t k = 0; k < count_; ++k) {
-      std::int64_t offset = 0;
-      for (std::size_t d = 0; d < index.size(); ++d) offset += index[d] * inner_strides_[d];
-      fn(x[offset]);
-      for (std::size_t d = index.size(); d-- > 0;) {
-        if (++index[d] < inner_dims_[d]) break;
-        index[d] = 0;
+    for (std::int64_t k = 0; k < count_; ++k) {  // row-major over the reduced axes; allocates nothing
+      std::int64_t offset = 0, rest = k;
+      for (std::size_t d = inner_dims_.size(); d-- > 0;) {
+        offset += (rest % inner_dims_[d]) * inner_strides_[d];
+        rest /= inner_dims_[d];
       }
+      fn(x[offset]);
     }
   }
   template <class T>
