@@ -30,7 +30,14 @@ $(VENV)/.installed: requirements-test.txt
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
 	touch $@
 
-venv: deps $(VENV)/.installed
+# The rml Python package (the C++ extension, built by scikit-build-core).
+PYTHON_PACKAGE_SOURCES := $(wildcard python/*.toml python/*.txt python/src/*.cpp python/rml/*.py) \
+                          $(shell find include -name '*.hpp')
+$(VENV)/.rml-package: $(VENV)/.installed $(PYTHON_PACKAGE_SOURCES)
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PYTHON) -m pip install --quiet --disable-pip-version-check ./python
+	touch $@
+
+venv: deps $(VENV)/.installed $(VENV)/.rml-package
 
 configure: deps
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DRML_PYTHON=$(abspath $(PYTHON))

@@ -31,11 +31,13 @@ void BM_gemm_rml_raw(benchmark::State& state) {
   const rml::exec::PackedB packed(b.data(), K, N, N);
   const std::size_t scratch_bytes = (rml::exec::gemm_scratch_bytes(K) + 63) / 64 * 64;
   std::unique_ptr<float, FreeDeleter> scratch(static_cast<float*>(std::aligned_alloc(64, scratch_bytes)));
+  const rml_bench::LoadProbe probe;
   for (auto _ : state) {
     rml::exec::gemm(a.data(), K, rml::exec::view(packed), c.data(), N, 0, M, 0, N, scratch.get());
     benchmark::DoNotOptimize(c.data());
     benchmark::ClobberMemory();
   }
+  probe.report(state);
   flop_counters(state, 2.0 * double(M) * double(K) * double(N), 1);
 }
 
@@ -48,11 +50,13 @@ void BM_gemm_eigen(benchmark::State& state) {
   const Matrix a = Eigen::Map<const Matrix>(a_data.data(), M, K);
   const Matrix b = Eigen::Map<const Matrix>(b_data.data(), K, N);
   Matrix c(M, N);
+  const rml_bench::LoadProbe probe;
   for (auto _ : state) {
     c.noalias() = a * b;
     benchmark::DoNotOptimize(c.data());
     benchmark::ClobberMemory();
   }
+  probe.report(state);
   flop_counters(state, 2.0 * double(M) * double(K) * double(N), 1);
 }
 

@@ -7,8 +7,10 @@
 // decade, so adds / seconds is the core clock while the chain runs.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
+#include <cstring>
 #include <string>
 
 #include "bench_common.hpp"
@@ -63,7 +65,7 @@ ClockMeasurement time_add_chain(long long blocks) {
 ClockMeasurement measure_clock() {
   ClockMeasurement best;
 #if defined(__x86_64__)
-  time_add_chain(20'000'000);  // warm-up: let the core reach its boost clock
+  time_add_chain(3'000'000);  // warm-up (3e8 adds): let the core reach its boost clock
   constexpr int trials = 7;
   for (int t = 0; t < trials; ++t) {
     const ClockMeasurement m = time_add_chain(2'000'000);  // 2e8 adds, ~60 ms at 3.5 GHz
@@ -126,6 +128,15 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("note",
                               "times are wall-clock (UseRealTime); another process may share a core: "
                               "use --benchmark_repetitions and read the median");
+
+  // --rml_profile[=THREADS]: per-kernel times instead of the benchmarks.
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--rml_profile", 13) == 0) {
+      const int threads = argv[i][13] == '=' ? std::atoi(argv[i] + 14) : 1;
+      std::printf("clock %.3f GHz (measured), peak %.1f GFLOP/s per core\n", clock.ghz, peak_gflops(1));
+      profile_models(threads < 1 ? 1 : threads);
+      return 0;
+    }
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

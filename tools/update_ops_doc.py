@@ -29,6 +29,7 @@ def main() -> int:
     folder = os.path.dirname(os.path.abspath(doc_path))
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=folder, delete=False) as tmp:
         tmp.write(updated)
+    os.chmod(tmp.name, os.stat(doc_path).st_mode & 0o777)  # keep the doc's permissions
     os.replace(tmp.name, doc_path)
     print(f"updated {doc_path}")
     return 0

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "rml/builder.hpp"
+#include "rml/core/canonical.hpp"
 #include "rml/core/error.hpp"
 #include "rml/core/tensor.hpp"
 #include "rml/ir/graph.hpp"

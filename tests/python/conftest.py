@@ -2,11 +2,13 @@
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))  # the zoo package
 
 
 @pytest.fixture(scope="session")

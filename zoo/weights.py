@@ -1,0 +1,53 @@
+"""Shared, seeded parameters for the zoo.
+
+`Weights(model)` draws every parameter from one NumPy generator seeded with
+1234 plus the model's index, in the order the definition asks for them, so the
+PyTorch, JAX and TensorFlow definitions of a model, asking in the same order,
+get identical arrays. Arrays are float32 and laid out as PyTorch stores them
+(Linear weights [out, in], convolutions OIHW); the other frameworks transpose.
+"""
+import numpy as np
+
+from .configs import seed
+
+
+class Weights:
+    def __init__(self, model: str):
+        self.model = model
+        self._rng = np.random.default_rng(seed(model))
+        self._drawn: dict[str, np.ndarray] = {}
+
+    def _draw(self, name: str, shape, scale: float) -> np.ndarray:
+        if name in self._drawn:
+            raise KeyError(f"{self.model}: parameter '{name}' drawn twice")
+        array = (self._rng.standard_normal(shape) * scale).astype(np.float32)
+        self._drawn[name] = array
+        return array
+
+    def linear(self, name: str, fan_in: int, fan_out: int) -> tuple[np.ndarray, np.ndarray]:
+        """A dense layer's weight [out, in] and bias [out], scaled by 1/sqrt(fan_in)."""
+        scale = 1.0 / np.sqrt(fan_in)
+        return self._draw(f"{name}.weight", (fan_out, fan_in), scale), self._draw(f"{name}.bias", (fan_out,), scale)
+
+    def conv(self, name: str, in_channels: int, out_channels: int, kernel: int) -> tuple[np.ndarray, np.ndarray]:
+        """A convolution's weight [out, in, k, k] (OIHW) and bias [out]."""
+        scale = 1.0 / np.sqrt(in_channels * kernel * kernel)
+        return (self._draw(f"{name}.weight", (out_channels, in_channels, kernel, kernel), scale),
+                self._draw(f"{name}.bias", (out_channels,), scale))
+
+    def norm(self, name: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """A layer norm's scale and shift near 1 and 0 (non-trivial, so tests see them)."""
+        scale = self._draw(f"{name}.weight", (dim,), 0.1)
+        scale += 1.0  # in place, so `drawn` holds what the model uses
+        return scale, self._draw(f"{name}.bias", (dim,), 0.1)
+
+    def embedding(self, name: str, count: int, dim: int) -> np.ndarray:
+        return self._draw(f"{name}.weight", (count, dim), 1.0)
+
+    def tensor(self, name: str, shape, scale: float = 1.0) -> np.ndarray:
+        return self._draw(name, tuple(shape), scale)
+
+    @property
+    def drawn(self) -> dict[str, np.ndarray]:
+        """Every parameter drawn so far, by name."""
+        return dict(self._drawn)
