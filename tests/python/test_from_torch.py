@@ -168,3 +168,22 @@ def test_resnet_block_beyond_the_zoo(tmp_path):
 def test_transformer_encoder_layer_beyond_the_zoo(tmp_path):
     layer = torch.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0, batch_first=True)
     check(layer, torch.randn(2, 5, 8), tmp_path=tmp_path)
+
+
+def test_the_export_command_line_writes_a_graph_rml_runs(tmp_path, run_rml):
+    import subprocess
+    import sys
+
+    (tmp_path / "factories.py").write_text(
+        "import torch\n"
+        "def mlp():\n"
+        "    return torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))\n")
+    out = tmp_path / "mlp.json"
+    result = subprocess.run([sys.executable, "-m", "rml.export", "torch", "factories:mlp", "--example-inputs", "f32:2x12",
+                             "-o", str(out)], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "wrote" in result.stdout and out.exists() and out.with_suffix(".safetensors").exists()
+    assert "matmul x2" in run_rml("info", out).stdout
+    bad = subprocess.run([sys.executable, "-m", "rml.export", "torch", "factories:mlp", "--example-inputs", "f32:2x5",
+                          "-o", str(tmp_path / "bad.json")], cwd=tmp_path, capture_output=True, text=True)
+    assert bad.returncode != 0 and not (tmp_path / "bad.json").exists()
