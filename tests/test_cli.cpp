@@ -90,6 +90,7 @@ TEST_CASE("rml run, info, validate and ops work on the shipped example model") {
   CHECK(info.exit_code == 0);
   CHECK(info.out.find("layer_norm x1") != std::string::npos);
   CHECK(info.out.find("parameters: ") != std::string::npos);
+  CHECK(info.out.find("fused groups, arena ") != std::string::npos);  // the executor's plan
   const Run validate = rml_cli("validate " + model);
   CHECK(validate.exit_code == 0);
   CHECK(validate.out.find("ok: 7 nodes") == 0);
@@ -108,13 +109,27 @@ TEST_CASE("rml run reads inputs from safetensors and writes outputs that match t
   test::small_model().write(dir / "m.json");
   const Tensor x = Tensor::from<float>({2, 3}, {0.25f, -1, 2, 3, 0, -0.5f});
   write_safetensors(dir / "in.safetensors", {{"x", x}});
-  const Run r = rml_cli("run " + quoted(dir / "m.json") + " --inputs " + quoted(dir / "in.safetensors") +
-                        " --output " + quoted(dir / "out.safetensors"));
-  REQUIRE(r.exit_code == 0);
-  const auto written = read_safetensors(dir / "out.safetensors").tensors;
-  REQUIRE(written.size() == 1);
-  CHECK(written[0].first == "y");
-  CHECK(written[0].second.bitwise_equal(evaluate(read_graph(dir / "m.json"), {{"x", x}}).at("y")));
+  const Tensor expected = evaluate(read_graph(dir / "m.json"), {{"x", x}}).at("y");
+  for (const std::string mode : {"--reference", "--threads 2", "--no-fuse"}) {
+    CAPTURE(mode);
+    const Run r = rml_cli("run " + quoted(dir / "m.json") + " --inputs " + quoted(dir / "in.safetensors") +
+                          " --output " + quoted(dir / "out.safetensors") + " " + mode);
+    REQUIRE(r.exit_code == 0);
+    const auto written = read_safetensors(dir / "out.safetensors").tensors;
+    REQUIRE(written.size() == 1);
+    CHECK(written[0].first == "y");
+    if (mode == "--reference") {
+      CHECK(written[0].second.bitwise_equal(expected));  // the same kernels
+    } else {
+      REQUIRE(written[0].second.type() == expected.type());
+      const auto got = written[0].second.values<float>(), want = expected.values<float>();
+      for (std::size_t i = 0; i < got.size(); ++i) CHECK(std::abs(got[i] - want[i]) <= 1e-5f + 1e-5f * std::abs(want[i]));
+    }
+  }
+  const Run timed = rml_cli("run " + quoted(dir / "m.json") + " --repeat 5");
+  CHECK(timed.exit_code == 0);
+  CHECK(timed.out.find("latency: median ") != std::string::npos);
+  CHECK(rml_cli("run " + quoted(dir / "m.json") + " --threads 0").exit_code == 2);
   // Inputs of the wrong shape are a reported error naming the input.
   write_safetensors(dir / "bad.safetensors", {{"x", Tensor(DType::f32, {3})}});
   const Run bad = rml_cli("run " + quoted(dir / "m.json") + " --inputs " + quoted(dir / "bad.safetensors"));

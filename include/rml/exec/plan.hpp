@@ -54,8 +54,6 @@ class Compiler {
         if (readers_[v].empty() || readers_[v].back() != n) readers_[v].push_back(n);
     }
     for (const NamedValue& out : graph_.outputs) is_output_[out.value] = true;
-    position_.assign(graph_.nodes.size(), 0);
-    for (std::size_t i = 0; i < order_.size(); ++i) position_[order_[i]] = i;
   }
 
   Plan compile() {
@@ -160,8 +158,8 @@ class Compiler {
     return v;
   }
 
-  /// Builds the group rooted at `root`. With `epilogue_shape`, the group is
-  /// evaluated over that view of the output (conv: [N, O, H*W]).
+  /// Builds the group rooted at `root`. With `view`, the group is evaluated
+  /// over that view of the output (conv epilogues: [N, O, H*W]).
   ElementwiseGroup build_group(std::size_t root, bool keep_last, const std::optional<Shape>& view = std::nullopt) const {
     const std::vector<std::size_t> group = members(root);
     std::vector<ElementwiseGroup::Leaf> leaves;
@@ -174,7 +172,7 @@ class Compiler {
       for (const auto& [value, index] : operand_of)
         if (value == leaf && index < static_cast<int>(leaves.size())) return index;
       Shape shape = type(leaf).shape;
-      if (view) shape = view_shape(shape, *view);
+      if (view) shape = view_shape(shape);
       leaves.push_back({leaf, shape});
       const int index = static_cast<int>(leaves.size()) - 1;
       operand_of.emplace_back(leaf, index);
@@ -186,7 +184,6 @@ class Compiler {
         if (producer_[v] < 0 || !in_group_[producer_[v]] || group_of_[producer_[v]] != group_of_[root]) operand(v);
     const int leaf_count = static_cast<int>(leaves.size());
     for (std::size_t n : group) {
-      Types in;
       ElementwiseGroup::Instr instr{block_function(node(n).op, types_of(node(n).inputs)), {}, std::string(op_name(node(n).op))};
       for (ValueId v : node(n).inputs) instr.args.push_back(operand(v));
       instrs.push_back(std::move(instr));
@@ -197,10 +194,9 @@ class Compiler {
   }
 
   /// A 4-D NCHW-broadcastable shape as seen in the [N, O, H*W] view.
-  static Shape view_shape(Shape shape, const Shape& view) {
+  static Shape view_shape(Shape shape) {
     while (shape.size() < 4) shape.insert(shape.begin(), 1);
     return {shape[0], shape[1], shape[2] * shape[3]};
-    (void)view;
   }
   bool conv_epilogue_ok(std::size_t root, ValueId product) const {
     const Shape& y = type(product).shape;
@@ -277,12 +273,8 @@ class Compiler {
     const Value& b_value = graph_.values[nd.inputs[1]];
     const Tensor* b_constant = b_value.kind == ValueKind::constant ? &*b_value.data : nullptr;
     std::optional<ElementwiseGroup> epilogue;
-    if (epilogue_root) {
-      // Rows of the epilogue are the product's rows over all batches.
-      const Shape& y = type(nd.outputs[0]).shape;
-      epilogue = build_group(*epilogue_root, true);
-      (void)y;
-    }
+    // The epilogue's rows are the product's rows over all batches.
+    if (epilogue_root) epilogue = build_group(*epilogue_root, true);
     if (type(nd.inputs[0]).dtype == DType::i32)
       return std::make_unique<IntMatMulKernel>(nd.inputs[0], nd.inputs[1], nd.outputs[0], a, b, batch);
     return std::make_unique<MatMulKernel>(nd.inputs[0], nd.inputs[1], nd.outputs[0], a, b, batch, b_constant, std::move(epilogue));
@@ -457,7 +449,7 @@ class Compiler {
   std::vector<std::int64_t> producer_;
   std::vector<std::vector<std::size_t>> readers_;
   std::vector<bool> is_output_, absorbed_, in_group_, is_root_;
-  std::vector<std::size_t> position_, group_of_;
+  std::vector<std::size_t> group_of_;
   std::vector<std::int64_t> epilogue_owner_;
 };
 
