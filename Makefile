@@ -59,7 +59,7 @@ demo: build
 bench: configure
 	cmake -S . -B $(BUILD_DIR) -DRML_BUILD_BENCH=ON
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target rml_bench
-	$(BUILD_DIR)/bench/rml_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+	$(BUILD_DIR)/bench/rml_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.2
 
 # Regenerates the shipped example model (byte-identical on every run).
 example-model: build

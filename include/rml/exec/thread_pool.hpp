@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -87,18 +88,28 @@ class ThreadPool {
     }
     wake_.notify_all();
     take_chunks(job, 0);
+    auto finished = [&] { return job.done.load() == job.chunks && active_.load() == 0; };
+    const auto spin_until = std::chrono::steady_clock::now() + spin_time;
+    while (!finished() && std::chrono::steady_clock::now() < spin_until)
+      for (int i = 0; i < 64; ++i) relax();
     std::unique_lock lock(mutex_);
-    finished_.wait(lock, [&] { return job.done.load() == job.chunks && active_ == 0; });
+    finished_.wait(lock, finished);
     job_ = nullptr;
     if (job.error) std::rethrow_exception(job.error);
   }
 
   void work(int thread) {
     std::uint64_t seen = 0;
-    std::unique_lock lock(mutex_);
     while (true) {
-      wake_.wait(lock, [&] { return generation_ != seen; });
-      seen = generation_;
+      // Kernels run back to back, so new work usually arrives within
+      // microseconds: spin briefly before sleeping, because waking a
+      // sleeping thread costs tens of microseconds on a VM.
+      const auto spin_until = std::chrono::steady_clock::now() + spin_time;
+      while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < spin_until)
+        for (int i = 0; i < 64; ++i) relax();
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return generation_.load() != seen; });
+      seen = generation_.load();
       if (stopping_) return;
       Job* job = job_;
       if (!job) continue;
@@ -111,13 +122,21 @@ class ThreadPool {
     }
   }
 
+  static void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
+  static constexpr std::chrono::microseconds spin_time{200};
+
   int size_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, finished_;
-  std::uint64_t generation_ = 0;
+  std::atomic<std::uint64_t> generation_{0};
   Job* job_ = nullptr;
-  int active_ = 0;
+  std::atomic<int> active_{0};
   bool stopping_ = false;
 };
 
