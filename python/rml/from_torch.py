@@ -142,6 +142,11 @@ def _clamp(L, x, min=None, max=None):
     return x
 
 
+@lowers(aten.leaky_relu.default)
+def _leaky_relu(L, x, negative_slope=0.01):
+    return L.op("select", [L.binary("gt", x, 0.0), x, L.binary("mul", x, float(negative_slope))])
+
+
 @lowers(aten._to_copy.default)
 def _to_copy(L, x, dtype=None, **_):
     if dtype is None:

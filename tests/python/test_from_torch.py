@@ -59,7 +59,7 @@ POS = torch.rand(2, 3, 4) + 0.5
 UNARY_CASES = {
     "neg": (torch.neg, X), "abs": (torch.abs, X), "exp": (torch.exp, X), "log": (torch.log, POS),
     "sqrt": (torch.sqrt, POS), "rsqrt": (torch.rsqrt, POS), "tanh": (torch.tanh, X), "sigmoid": (torch.sigmoid, X),
-    "relu": (torch.relu, X), "erf": (torch.erf, X), "sin": (torch.sin, X), "cos": (torch.cos, X),
+    "relu": (torch.relu, X), "leaky_relu": (lambda x: F.leaky_relu(x, 0.2), X), "erf": (torch.erf, X), "sin": (torch.sin, X), "cos": (torch.cos, X),
     "reciprocal": (torch.reciprocal, POS), "gelu": (F.gelu, X), "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), X),
     "clamp": (lambda x: torch.clamp(x, -0.5, 0.5), X), "softmax": (lambda x: torch.softmax(x, 1), X),
     "to_int_and_back": (lambda x: (x * 4).to(torch.int64).to(torch.float32), X),

@@ -1,0 +1,29 @@
+"""Zoo models defined so far in PyTorch export and agree with PyTorch at batch 1, 2 and 7."""
+import numpy as np
+import pytest
+import torch
+
+import rml
+from rml.from_torch import export
+from zoo.torch_zoo import MODELS_DONE, build
+
+
+@pytest.mark.parametrize("model", MODELS_DONE)
+def test_zoo_model_exports_and_agrees_at_batches_1_2_7(model, tmp_path):
+    module, make_inputs = build(model)
+    for batch in (1, 2, 7):
+        inputs = make_inputs(batch)
+        with torch.no_grad():
+            expected = module(*inputs).numpy()
+        names = [f"input.{i}" for i in range(len(inputs))]
+        builder = export(module, inputs, input_names=names)
+        feeds = {n: t.numpy() for n, t in zip(names, inputs)}
+        np.testing.assert_allclose(builder.evaluate(feeds)["output"], expected, atol=1e-5, rtol=1e-4)
+        builder.write(str(tmp_path / f"{model}_{batch}.json"))
+        got = rml.load(str(tmp_path / f"{model}_{batch}.json")).run(feeds)["output"]
+        np.testing.assert_allclose(got, expected, atol=1e-5, rtol=1e-4)
+
+
+def test_an_undefined_zoo_model_is_named():
+    with pytest.raises(KeyError, match="no PyTorch definition yet"):
+        build("moe")
