@@ -149,6 +149,11 @@ TEST_CASE("malformed graphs are rejected with an error naming the fault") {
     CHECK(read_graph(dir / "g.json").nodes.size() == 1);
   }
   SUBCASE("malformed JSON") { check_rejected("{\"format\": ", "malformed JSON"); }
+  SUBCASE("a duplicate key") {
+    std::string j = graph_json(two_values, relu);
+    j.insert(1, "\"nodes\": [], ");
+    check_rejected(j, "has duplicate key 'nodes'");
+  }
   SUBCASE("not a graph") { check_rejected("[]", "must be a JSON object"); }
   SUBCASE("wrong format name") { check_rejected(R"({"format": "onnx"})", "not an rml-graph file"); }
   SUBCASE("unsupported version") {

@@ -9,6 +9,7 @@
 
 #include "rml/core/file.hpp"
 #include "rml/ir/graph.hpp"
+#include "rml/ir/json_strict.hpp"
 #include "rml/ir/op_json.hpp"
 #include "rml/ir/safetensors.hpp"
 
@@ -208,12 +209,8 @@ inline Graph graph_from_json(const Json& doc, const std::filesystem::path& folde
 /// Loads and validates a graph and its weights. Every error names the file.
 inline Graph read_graph(const std::filesystem::path& path) {
   try {
-    Json doc;
-    try {
-      doc = Json::parse(read_file(path, 1ull << 31));
-    } catch (const Json::exception& e) {
-      fail("malformed JSON: ", e.what());
-    }
+    // Graphs nest values' shapes and attributes a few levels deep; 32 is ample.
+    const Json doc = parse_json_strict(read_file(path, 1ull << 31), "malformed JSON: the graph", 32);
     return detail::graph_from_json(doc, path.parent_path());
   } catch (...) {
     rethrow_with_context(path.string());

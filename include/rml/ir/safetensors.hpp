@@ -27,6 +27,7 @@
 #include "rml/core/error.hpp"
 #include "rml/core/file.hpp"
 #include "rml/core/tensor.hpp"
+#include "rml/ir/json_strict.hpp"
 
 namespace rml {
 
@@ -200,35 +201,7 @@ inline nlohmann::json parse_header_json(std::string_view header, const std::stri
   if (const auto bad = first_invalid_utf8(header))
     fail(source, ": header is not valid UTF-8 (bad byte at header offset ", *bad, ")");
   if (header.empty() || header.front() != '{') fail(source, ": header does not start with '{'");
-  // nlohmann stops at a NUL as if the input ended, which would hide whatever
-  // follows it; JSON never allows a raw NUL anyway.
-  if (const auto nul = header.find('\0'); nul != std::string_view::npos)
-    fail(source, ": header is not valid JSON: NUL byte at header offset ", nul);
-
-  using Event = nlohmann::json::parse_event_t;
-  std::vector<std::set<std::string>> keys_of_open_objects;
-  int depth = 0;
-  auto check_structure = [&](int, Event event, nlohmann::json& parsed) {
-    if (event == Event::object_start || event == Event::array_start) {
-      if (++depth > max_header_depth)
-        fail(source, ": header nests deeper than a safetensors header can (", max_header_depth,
-             " levels)");
-      if (event == Event::object_start) keys_of_open_objects.emplace_back();
-    } else if (event == Event::object_end || event == Event::array_end) {
-      --depth;
-      if (event == Event::object_end) keys_of_open_objects.pop_back();
-    } else if (event == Event::key) {
-      const auto& key = parsed.get_ref<const std::string&>();
-      if (!keys_of_open_objects.back().insert(key).second)
-        fail(source, ": header has duplicate key '", key, "'");
-    }
-    return true;
-  };
-  try {
-    return nlohmann::json::parse(header.begin(), header.end(), check_structure);
-  } catch (const nlohmann::json::exception& e) {
-    fail(source, ": header is not valid JSON: ", e.what());
-  }
+  return parse_json_strict(header, source + ": header", max_header_depth);
 }
 
 /// A JSON integer in [0, INT64_MAX]; `field` names it in messages.
