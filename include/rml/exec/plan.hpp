@@ -190,7 +190,7 @@ class Compiler {
       operand_of.emplace_back(node(n).outputs[0], leaf_count + static_cast<int>(instrs.size()) - 1);
     }
     const ValueId out = node(root).outputs[0];
-    return ElementwiseGroup(view ? *view : type(out).shape, type(out).dtype, out, std::move(leaves), std::move(instrs), keep_last);
+    return ElementwiseGroup(view ? *view : type(out).shape, out, std::move(leaves), std::move(instrs), keep_last);
   }
 
   /// A 4-D NCHW-broadcastable shape as seen in the [N, O, H*W] view.

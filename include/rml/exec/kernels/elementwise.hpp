@@ -142,9 +142,9 @@ class ElementwiseGroup {
   /// `dims`: the output shape; `leaves`' shapes broadcast into it.
   /// With keep_last, the last axis is never merged with the others, so
   /// (row, column) indexes match the output's last axis (epilogues need it).
-  ElementwiseGroup(const Shape& out_shape, DType out_dtype, ValueId output, std::vector<Leaf> leaves,
+  ElementwiseGroup(const Shape& out_shape, ValueId output, std::vector<Leaf> leaves,
                    std::vector<Instr> instrs, bool keep_last)
-      : out_dtype_(out_dtype), output_(output), leaves_(std::move(leaves)), instrs_(std::move(instrs)) {
+      : output_(output), leaves_(std::move(leaves)), instrs_(std::move(instrs)) {
     dims_ = out_shape.empty() ? Shape{1} : out_shape;
     for (const Leaf& leaf : leaves_) {
       Shape strides(dims_.size(), 0);
@@ -253,7 +253,6 @@ class ElementwiseGroup {
   }
 
   Shape dims_;
-  DType out_dtype_;
   ValueId output_;
   std::vector<Leaf> leaves_;
   std::vector<Shape> strides_;
