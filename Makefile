@@ -11,7 +11,7 @@ DEBIAN_PACKAGES := g++ make cmake ccache libeigen3-dev xtensor-dev nlohmann-json
                    libbenchmark-dev libflatbuffers-dev flatbuffers-compiler pybind11-dev \
                    python3-venv python3-pip
 
-.PHONY: all deps venv configure build test demo bench example-model ops-doc compile-time clean
+.PHONY: all deps venv configure build test demo fixtures bench example-model ops-doc compile-time clean
 
 all: build
 
@@ -49,11 +49,15 @@ build: configure
 test: venv build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
-# Runs rml on the small model the repo ships.
-demo: build
-	$(BUILD_DIR)/rml info examples/tiny_classifier.json
-	@echo
-	$(BUILD_DIR)/rml run examples/tiny_classifier.json --inputs examples/tiny_classifier.inputs.safetensors
+# Exports a zoo model from PyTorch, runs it with the C++ `rml` tool and prints
+# the agreement with PyTorch and both latencies (tools/demo.py --help for options).
+demo: venv build
+	$(PYTHON) tools/demo.py --rml $(BUILD_DIR)/rml
+
+# Re-exports every tiny zoo model by every route into testdata/ (byte-identical
+# when nothing changed); the golden tests read them.
+fixtures: venv
+	$(PYTHON) -W ignore tools/make_fixtures.py
 
 # Builds and runs the Google Benchmark suite (results: docs/performance.md).
 bench: configure

@@ -44,6 +44,37 @@ class Weights:
     def embedding(self, name: str, count: int, dim: int) -> np.ndarray:
         return self._draw(f"{name}.weight", (count, dim), 1.0)
 
+    def recurrent(self, name: str, inputs: int, hidden: int, gates: int) -> tuple[np.ndarray, ...]:
+        """A recurrent layer as PyTorch stores it: weight_ih [gates*hidden, inputs],
+        weight_hh [gates*hidden, hidden], bias_ih and bias_hh [gates*hidden]
+        (gate order i, f, g, o for an LSTM), all scaled by 1/sqrt(hidden)."""
+        scale, rows = 1.0 / np.sqrt(hidden), gates * hidden
+        return (self._draw(f"{name}.weight_ih", (rows, inputs), scale),
+                self._draw(f"{name}.weight_hh", (rows, hidden), scale),
+                self._draw(f"{name}.bias_ih", (rows,), scale),
+                self._draw(f"{name}.bias_hh", (rows,), scale))
+
+    def decay(self, name: str, count: int) -> np.ndarray:
+        """Per-channel decay factors in (0, 1): the sigmoid of a standard normal draw,
+        computed here in float64 so every framework gets the same float32 values."""
+        if name in self._drawn:
+            raise KeyError(f"{self.model}: parameter '{name}' drawn twice")
+        array = (1.0 / (1.0 + np.exp(-self._rng.standard_normal(count)))).astype(np.float32)
+        self._drawn[name] = array
+        return array
+
+    def adjacency(self, name: str, nodes: int) -> np.ndarray:
+        """A random undirected graph with self-loops, normalised as a GCN uses it:
+        D^-1/2 (A + I) D^-1/2. Drawn from the same generator, so it is fixed per model."""
+        if name in self._drawn:
+            raise KeyError(f"{self.model}: parameter '{name}' drawn twice")
+        upper = np.triu(self._rng.random((nodes, nodes)) < 0.4, 1)
+        a = (upper | upper.T | np.eye(nodes, dtype=bool)).astype(np.float64)
+        d = 1.0 / np.sqrt(a.sum(axis=1))
+        array = (a * d[:, None] * d[None, :]).astype(np.float32)
+        self._drawn[name] = array
+        return array
+
     def tensor(self, name: str, shape, scale: float = 1.0) -> np.ndarray:
         return self._draw(name, tuple(shape), scale)
 

@@ -233,6 +233,19 @@ def _select(L, x, dim, index):
     return L.op("reshape", [sliced], {"shape": shape[:d] + shape[d + 1:]})
 
 
+@lowers(aten.split_with_sizes.default, aten.split.Tensor)
+def _split(L, x, sizes, dim=0):
+    d = axis(dim, L.rank(x))
+    extent = L.shape(x)[d]
+    if isinstance(sizes, int):  # aten.split.Tensor: equal chunks, the last may be shorter
+        sizes = [min(sizes, extent - start) for start in range(0, extent, sizes)]
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(L.op("slice", [x], {"axes": [d], "starts": [start], "ends": [start + size]}))
+        start += size
+    return tuple(pieces)
+
+
 @lowers(aten.cat.default)
 def _cat(L, tensors, dim=0):
     tensors = [t for t in tensors if not (isinstance(t, torch.Tensor) and t.numel() == 0 and t.dim() == 1)]

@@ -159,6 +159,20 @@ PYBIND11_MODULE(_rml, m) {
       .def_property_readonly("node_count", &PyModel::node_count)
       .def_property_readonly("op_counts", &PyModel::op_counts);
 
+  m.def("write_tensors", [](const std::string& path, const py::dict& tensors) {
+          rml::NamedTensors named;
+          for (const auto& [key, value] : tensors) {
+            const auto name = py::cast<std::string>(key);
+            named.emplace_back(name, to_tensor(value, "tensor '" + name + "'"));
+          }
+          rml::write_safetensors(path, named);
+        }, py::arg("path"), py::arg("tensors"),
+        "Writes {name: array} as safetensors in rml's canonical layout (dict order), atomically.");
+  m.def("read_tensors", [](const std::string& path) {
+          py::dict out;
+          for (auto& [name, tensor] : rml::read_safetensors(path).tensors) out[py::str(name)] = to_numpy(tensor);
+          return out;
+        }, py::arg("path"), "Reads a safetensors file into {name: array} (f32 and i32, canonical dtypes).");
   m.def("load", [](const std::string& path) { return PyModel(rml::load(path)); }, py::arg("path"),
         "Reads and validates an rml-graph file.");
 }

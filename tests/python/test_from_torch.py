@@ -84,6 +84,8 @@ SHAPE_CASES = {
     "select": lambda x: x[:, -1], "cat": lambda x: torch.cat([x, x * 2], dim=-1), "pad": lambda x: F.pad(x, (1, 2, 0, 1), value=0.5),
     "sum": lambda x: x.sum(dim=(0, 2)), "sum_all": lambda x: x.sum(), "mean": lambda x: x.mean(-1, keepdim=True),
     "amax": lambda x: x.amax(1), "amin": lambda x: x.amin(dim=(1, 2), keepdim=True), "clone": lambda x: x.clone() + 1,
+    "split_with_sizes": lambda x: torch.cat(torch.split(x, [1, 3], dim=-1)[::-1], -1),
+    "split_chunks": lambda x: sum(p.sum(1) for p in torch.split(x, 2, dim=1)),
     "topk_values": lambda x: torch.topk(x, 2).values, "topk_indices": lambda x: torch.topk(x, 2).indices.float(),
 }
 

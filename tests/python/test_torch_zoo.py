@@ -1,14 +1,15 @@
-"""Zoo models defined so far in PyTorch export and agree with PyTorch at batch 1, 2 and 7."""
+"""All 19 zoo models in PyTorch export and agree with PyTorch at batch 1, 2 and 7."""
 import numpy as np
 import pytest
 import torch
 
 import rml
 from rml.from_torch import export
-from zoo.torch_zoo import MODELS_DONE, build
+from zoo.configs import MODELS
+from zoo.torch_zoo import build
 
 
-@pytest.mark.parametrize("model", MODELS_DONE)
+@pytest.mark.parametrize("model", MODELS)
 def test_zoo_model_exports_and_agrees_at_batches_1_2_7(model, tmp_path):
     module, make_inputs = build(model)
     for batch in (1, 2, 7):
@@ -24,6 +25,6 @@ def test_zoo_model_exports_and_agrees_at_batches_1_2_7(model, tmp_path):
         np.testing.assert_allclose(got, expected, atol=1e-5, rtol=1e-4)
 
 
-def test_an_undefined_zoo_model_is_named():
-    with pytest.raises(KeyError, match="no PyTorch definition yet"):
-        build("moe")
+def test_an_unknown_zoo_model_is_named():
+    with pytest.raises(KeyError, match="unknown zoo model 'resnet'"):
+        build("resnet")

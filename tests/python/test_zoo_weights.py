@@ -39,3 +39,18 @@ def test_drawn_records_each_parameter_once_as_used():
     assert np.array_equal(w.drawn["ln.weight"], scale)
     with pytest.raises(KeyError, match="drawn twice"):
         w.norm("ln", 4)
+
+
+def test_recurrent_decay_and_adjacency_parameters():
+    w = Weights("lstm")
+    w_ih, w_hh, b_ih, b_hh = w.recurrent("lstm", 3, 4, gates=4)
+    assert (w_ih.shape, w_hh.shape, b_ih.shape, b_hh.shape) == ((16, 3), (16, 4), (16,), (16,))
+    decay = Weights("ssm").decay("A", 64)
+    assert decay.dtype == np.float32 and np.all((decay > 0) & (decay < 1))
+    adjacency = Weights("gcn").adjacency("adjacency", 6)
+    np.testing.assert_array_equal(adjacency, adjacency.T)
+    assert np.all(np.diag(adjacency) > 0)
+    # D^-1/2 (A + I) D^-1/2: its largest eigenvalue is exactly 1
+    assert abs(np.linalg.eigvalsh(adjacency.astype(np.float64)).max() - 1) < 1e-6
+    with pytest.raises(KeyError, match="drawn twice"):
+        w.decay("lstm.weight_ih", 2)

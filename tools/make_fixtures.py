@@ -1,0 +1,114 @@
+"""Exports every tiny zoo model by every route and writes the golden fixtures.
+
+    python tools/make_fixtures.py [--out testdata] [--models mlp,cnn] [--routes torch]
+
+For each route and model it builds the model at its tiny size, draws a batch of
+2 inputs, runs the framework, exports and writes `<route>_<model>.json` and
+`.safetensors`, evaluates the written file with rml's reference kernels and
+requires it to match the framework within atol 1e-5 + rtol 1e-4, and writes
+`<route>_<model>.golden.safetensors`: the framework's inputs and outputs under
+the graph's input and output names. The three files are written into a scratch
+folder and moved into place only once the check passes. Regenerating is
+deterministic: the same versions give byte-identical files.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import rml  # noqa: E402
+from zoo.configs import MODELS  # noqa: E402
+
+BATCH = 2
+ATOL, RTOL = 1e-5, 1e-4
+
+
+def torch_route(model: str):
+    """(builder, {input name: array}, {output name: array}) for the PyTorch direct export."""
+    import torch
+
+    from rml.from_torch import export
+    from zoo.torch_zoo import build
+
+    torch.set_num_threads(1)  # the framework's own numbers must not depend on the machine
+    module, make_inputs = build(model)
+    inputs = make_inputs(BATCH)
+    with torch.no_grad():
+        result = module.eval()(*inputs)
+    results = result if isinstance(result, tuple) else (result,)
+    names = [f"input.{i}" for i in range(len(inputs))]
+    builder = export(module, inputs, input_names=names)
+    output_names = ["output"] if len(results) == 1 else [f"output.{i}" for i in range(len(results))]
+    return (builder, {n: t.numpy() for n, t in zip(names, inputs)},
+            {n: r.numpy() for n, r in zip(output_names, results)})
+
+
+# Routes in the order they run: PyTorch first (the spec notes torch.export must
+# load before TensorFlow's or jaxlib's LLVM). Later issues add jax, tf and the
+# three StableHLO routes.
+ROUTES: dict[str, Callable] = {"torch": torch_route}
+
+
+def check_close(got: np.ndarray, want: np.ndarray, what: str) -> float:
+    if got.shape != want.shape:
+        raise SystemExit(f"{what}: shape {got.shape} differs from the framework's {want.shape}")
+    if not np.allclose(got, want, atol=ATOL, rtol=RTOL):
+        worst = float(np.max(np.abs(got.astype(np.float64) - want)))
+        raise SystemExit(f"{what}: the written graph differs from the framework by up to {worst:.3g} "
+                         f"(allowed {ATOL} + {RTOL}·|x|)")
+    return float(np.max(np.abs(got.astype(np.float64) - want), initial=0.0))
+
+
+def make_fixture(route: str, model: str, out: Path) -> str:
+    builder, inputs, outputs = ROUTES[route](model)
+    stem = f"{route}_{model}"
+    scratch = Path(tempfile.mkdtemp(prefix=f".{stem}.", dir=out))
+    try:
+        builder.write(str(scratch / f"{stem}.json"))
+        written = rml.load(str(scratch / f"{stem}.json"))
+        if sorted(written.outputs) != sorted(outputs):
+            raise SystemExit(f"{stem}: graph outputs {written.outputs} differ from the framework's {list(outputs)}")
+        evaluated = written.evaluate(inputs)
+        worst = max(check_close(evaluated[n], outputs[n], f"{stem} output '{n}'") for n in outputs)
+        rml.write_tensors(str(scratch / f"{stem}.golden.safetensors"), {**inputs, **outputs})
+        for suffix in (".safetensors", ".golden.safetensors", ".json"):  # the .json last: tests look for it
+            path = scratch / f"{stem}{suffix}"
+            if path.exists():
+                path.replace(out / path.name)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return f"{written.node_count:4d} nodes, max |rml reference - {route}| = {worst:.2e}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "testdata", help="folder to write (default: testdata)")
+    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated zoo models (default: all 19)")
+    parser.add_argument("--routes", default=",".join(ROUTES), help=f"comma-separated routes (default: {','.join(ROUTES)})")
+    args = parser.parse_args(argv)
+    models, routes = args.models.split(","), args.routes.split(",")
+    for name, known, kind in ((models, MODELS, "zoo model"), (routes, tuple(ROUTES), "route")):
+        unknown = [n for n in name if n not in known]
+        if unknown:
+            parser.error(f"unknown {kind} {', '.join(unknown)} (known: {', '.join(known)})")
+    args.out.mkdir(parents=True, exist_ok=True)
+    total = len(models) * len(routes)
+    for i, (route, model) in enumerate(((r, m) for r in routes for m in models), 1):
+        start = time.perf_counter()
+        summary = make_fixture(route, model, args.out)
+        print(f"[{i:3d}/{total}] {route}_{model:<18s} {summary}  ({time.perf_counter() - start:.1f} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
