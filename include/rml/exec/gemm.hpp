@@ -168,6 +168,19 @@ class PackedB {
     }
   }
 
+  /// The same layout for B given transposed: element (k, n) is bt[n * ldbt + k]
+  /// (attention's K^T from K, without materialising the transpose).
+  static void pack_transposed_into(float* dst, const float* bt, std::int64_t K, std::int64_t N, std::int64_t ldbt) {
+    using gemm_detail::kNR;
+    for (std::int64_t p = 0; p < gemm_detail::panel_count(N); ++p) {
+      const std::int64_t col0 = p * kNR, width = std::min(kNR, N - col0);
+      for (std::int64_t k = 0; k < K; ++k, dst += kNR) {
+        for (std::int64_t j = 0; j < width; ++j) dst[j] = bt[(col0 + j) * ldbt + k];
+        for (std::int64_t j = width; j < kNR; ++j) dst[j] = 0.0f;
+      }
+    }
+  }
+
  private:
   std::int64_t K_ = 0, N_ = 0;
   std::unique_ptr<float[], gemm_detail::AlignedFree> data_;

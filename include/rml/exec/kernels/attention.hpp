@@ -1,11 +1,16 @@
-// Scaled dot-product attention, fused: for each query row, the scores, their
-// softmax and the weighted sum of values, without materialising the score
-// matrix or a causal mask. Rows are independent, so threads split them.
+// Scaled dot-product attention on the packed GEMM: per batch matrix, K^T and V
+// are packed once; then each block of query rows computes its scores
+// S = Q K^T into thread scratch, scales, masks and softmaxes them row by row,
+// and multiplies P V straight into the output. The full score matrix and a
+// causal mask are never materialised. A row's result does not depend on how
+// rows are split into blocks or threads, so any thread count is bit-identical.
 #pragma once
 
 #include <cmath>
 #include <limits>
 
+#include "rml/exec/arena.hpp"
+#include "rml/exec/gemm.hpp"
 #include "rml/exec/kernel.hpp"
 
 namespace rml::exec {
@@ -58,8 +63,11 @@ class SdpaKernel final : public Kernel {
         mask_off_.push_back(o);
       });
     }
-    thread_scratch_bytes = static_cast<std::size_t>(std::max<std::int64_t>(lk_, 1)) * 4 + 8 +
-                           static_cast<std::size_t>(std::max<std::int64_t>(dv_, 1)) * 8;
+    k_packed_floats_ = align_up(PackedB::bytes(d_, lk_)) / sizeof(float);
+    v_packed_floats_ = align_up(PackedB::bytes(lk_, dv_)) / sizeof(float);
+    shared_scratch_bytes = q_off_.size() * (k_packed_floats_ + v_packed_floats_) * sizeof(float);
+    gemm_scratch_floats_ = align_up(gemm_scratch_bytes(std::max(d_, lk_))) / sizeof(float);
+    thread_scratch_bytes = (gemm_scratch_floats_ + static_cast<std::size_t>(kRowBlock * lk_)) * sizeof(float);
   }
 
   void run(RunContext& ctx) const override {
@@ -68,43 +76,54 @@ class SdpaKernel final : public Kernel {
     const float* v = ctx.value<const float>(in_[2]);
     const float* mask = in_.size() == 4 ? ctx.value<const float>(in_[3]) : nullptr;
     float* y = ctx.value<float>(out_);
-    const std::int64_t rows = static_cast<std::int64_t>(q_off_.size()) * lq_;
-    ctx.pool->parallel_for(rows, 4, [&](std::int64_t r0, std::int64_t r1, int thread) {
-      float* p = ctx.scratch_of<float>(thread);
-      double* acc = reinterpret_cast<double*>(p + std::max<std::int64_t>(lk_, 1) + (std::max<std::int64_t>(lk_, 1) & 1));
-      for (std::int64_t r = r0; r < r1; ++r) {
-        const std::int64_t b = r / lq_, i = r % lq_;
-        const float* qi = q + q_off_[b] + i * d_;
-        const std::int64_t visible = causal_ ? std::min(i + 1, lk_) : lk_;
-        float max = -std::numeric_limits<float>::infinity();
-        for (std::int64_t j = 0; j < visible; ++j) {
-          const float* kj = k + k_off_[b] + j * d_;
-          float dot = 0;
-          for (std::int64_t c = 0; c < d_; ++c) dot += qi[c] * kj[c];
-          float s = dot * scale_;
-          if (mask) s += mask[mask_off_[b] + i * mask_row_stride_ + j * mask_col_stride_];
-          p[j] = s;
-          max = std::max(max, s);
-        }
-        double sum = 0;
-        for (std::int64_t j = 0; j < visible; ++j) sum += p[j] = std::exp(p[j] - max);
-        std::fill(acc, acc + dv_, 0.0);
-        for (std::int64_t j = 0; j < visible; ++j) {
-          const float* vj = v + v_off_[b] + j * dv_;
-          for (std::int64_t c = 0; c < dv_; ++c) acc[c] += double(p[j]) * vj[c];
-        }
-        if (lk_ == 0) sum = 1;
-        float* out = y + r * dv_;
-        for (std::int64_t c = 0; c < dv_; ++c) out[c] = float(acc[c] / sum);
+    float* packed = reinterpret_cast<float*>(ctx.shared_scratch);
+    const std::int64_t batches = static_cast<std::int64_t>(q_off_.size());
+    const std::int64_t per_batch = static_cast<std::int64_t>(k_packed_floats_ + v_packed_floats_);
+    ctx.pool->parallel_for(batches, 1, [&](std::int64_t b0, std::int64_t b1, int) {
+      for (std::int64_t b = b0; b < b1; ++b) {
+        float* dst = packed + b * per_batch;
+        PackedB::pack_transposed_into(dst, k + k_off_[b], d_, lk_, d_);
+        PackedB::pack_into(dst + k_packed_floats_, v + v_off_[b], lk_, dv_, dv_);
+      }
+    });
+    const std::int64_t blocks = (lq_ + kRowBlock - 1) / kRowBlock;
+    ctx.pool->parallel_for(batches * blocks, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
+      float* gemm_scratch = ctx.scratch_of<float>(thread);
+      float* scores = gemm_scratch + gemm_scratch_floats_;
+      for (std::int64_t t = t0; t < t1; ++t) {
+        const std::int64_t b = t / blocks, i0 = (t % blocks) * kRowBlock, rows = std::min(kRowBlock, lq_ - i0);
+        const float* kt = packed + b * per_batch;
+        gemm(q + q_off_[b] + i0 * d_, d_, PackedBView{kt, d_, lk_}, scores, lk_, 0, rows, 0, lk_, gemm_scratch);
+        for (std::int64_t r = 0; r < rows; ++r) softmax_row(scores + r * lk_, b, i0 + r, mask);
+        gemm(scores, lk_, PackedBView{kt + k_packed_floats_, lk_, dv_}, y + (b * lq_ + i0) * dv_, dv_, 0, rows, 0,
+             dv_, gemm_scratch);
       }
     });
   }
   std::string describe() const override {
-    return detail::concat("sdpa fused per query row (", q_off_.size(), " x ", lq_, " queries, ", lk_, " keys, dim ", d_,
+    return detail::concat("sdpa on the packed GEMM, ", kRowBlock, "-row query blocks (", q_off_.size(), " x ", lq_, " queries, ", lk_, " keys, dim ", d_,
                           causal_ ? ", causal without a mask" : "", ")");
   }
 
  private:
+  static constexpr std::int64_t kRowBlock = 48;  // query rows per task (a multiple of the GEMM's 6)
+
+  /// Scores of query row i (dot products) in place -> its attention weights:
+  /// scaled, masked, softmaxed over the visible keys, 0 past them.
+  void softmax_row(float* s, std::int64_t b, std::int64_t i, const float* mask) const {
+    const std::int64_t visible = causal_ ? std::min(i + 1, lk_) : lk_;
+    float max = -std::numeric_limits<float>::infinity();
+    for (std::int64_t j = 0; j < visible; ++j) {
+      s[j] *= scale_;
+      if (mask) s[j] += mask[mask_off_[b] + i * mask_row_stride_ + j * mask_col_stride_];
+      max = std::max(max, s[j]);
+    }
+    double sum = 0;
+    for (std::int64_t j = 0; j < visible; ++j) sum += s[j] = std::exp(s[j] - max);
+    for (std::int64_t j = 0; j < visible; ++j) s[j] = float(s[j] / sum);
+    std::fill(s + visible, s + lk_, 0.0f);
+  }
+
   template <class Fn>
   void for_each_batch(Fn&& fn) const {
     Shape index(batch_.size(), 0);
@@ -125,6 +144,7 @@ class SdpaKernel final : public Kernel {
   float scale_ = 1;
   Shape batch_;
   std::vector<std::int64_t> q_off_, k_off_, v_off_, mask_off_;
+  std::size_t k_packed_floats_ = 0, v_packed_floats_ = 0, gemm_scratch_floats_ = 0;
 };
 
 }  // namespace rml::exec
