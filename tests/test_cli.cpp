@@ -145,7 +145,12 @@ TEST_CASE("bad usage exits 2 with the usage text") {
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("usage: rml COMMAND") != std::string::npos);
   }
-  CHECK(rml_cli("help").exit_code == 0);
+  for (const char* args : {"help", "--help", "run --help", "info model.json -h"}) {
+    CAPTURE(args);
+    const Run r = rml_cli(args);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("usage: rml COMMAND") != std::string::npos);
+  }
 }
 
 TEST_CASE("a missing model file is a reported error, not a crash") {

@@ -68,7 +68,7 @@ def main(argv=None) -> int:
     parser.add_argument("--size", default="bench", choices=("tiny", "bench"))
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--repeat", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--rml", default=str(REPO / "build" / "rml"), help="the rml command-line tool")
     parser.add_argument("--out", type=Path, default=REPO / "build" / "demo")
     args = parser.parse_args(argv)

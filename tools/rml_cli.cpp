@@ -25,7 +25,7 @@ commands:
         run the graph through the executor (--reference: the reference
         kernels instead); without --inputs, deterministic pseudo-random
         inputs of the right dtype and shape are used; --repeat R times R runs
-        and prints the median latency
+        (after one untimed warm-up run) and prints the median latency
   info MODEL.json [--threads N] [--no-fuse]
         inputs, outputs, op histogram, parameter count and bytes, and the
         executor's plan (kernels, fused groups, arena bytes)
@@ -195,6 +195,7 @@ int run_command(int argc, char** argv) {
   std::vector<double> seconds;
   std::optional<rml::Executor> executor;
   if (!reference) executor.emplace(loaded, rml::ExecutorOptions{.threads = threads, .fuse = !args.option("--no-fuse")});
+  if (repeat > 1) outputs = reference ? rml::evaluate(graph, inputs) : executor->run(inputs);  // warm-up, untimed
   for (int r = 0; r < repeat; ++r) {
     const auto start = std::chrono::steady_clock::now();
     outputs = reference ? rml::evaluate(graph, inputs) : executor->run(inputs);
@@ -308,12 +309,17 @@ int tensors_command(int argc, char** argv) {
 int main(int argc, char** argv) {
   const std::string command = argc > 1 ? argv[1] : "";
   try {
+    for (int i = 1; i < argc; ++i)
+      if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+        std::cout << usage_text;
+        return 0;
+      }
     if (command == "run") return run_command(argc, argv);
     if (command == "info") return info_command(argc, argv);
     if (command == "validate") return validate_command(argc, argv);
     if (command == "ops") return ops_command(argc, argv);
     if (command == "tensors") return tensors_command(argc, argv);
-    if (command == "help" || command == "--help" || command == "-h") {
+    if (command == "help") {
       std::cout << usage_text;
       return 0;
     }
