@@ -30,11 +30,13 @@ $(VENV)/.installed: requirements-test.txt
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
 	touch $@
 
-# The rml Python package (the C++ extension, built by scikit-build-core).
-PYTHON_PACKAGE_SOURCES := $(wildcard python/*.toml python/*.txt python/src/*.cpp python/rml/*.py) \
+# The rml Python package, installed editable: the Python modules are read from
+# python/rml/, and only the C++ extension (built by scikit-build-core) is rebuilt
+# when the C++ sources change.
+PYTHON_PACKAGE_SOURCES := $(wildcard python/*.toml python/*.txt python/src/*.cpp) \
                           $(shell find include -name '*.hpp')
 $(VENV)/.rml-package: $(VENV)/.installed $(PYTHON_PACKAGE_SOURCES)
-	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PYTHON) -m pip install --quiet --disable-pip-version-check ./python
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PYTHON) -m pip install --quiet --disable-pip-version-check -e ./python
 	touch $@
 
 venv: deps $(VENV)/.installed $(VENV)/.rml-package

@@ -31,6 +31,20 @@ TEST_CASE("an op whose inputs are all constant folds to a constant, adding no no
   CHECK(b.graph().nodes.size() == 1);
 }
 
+TEST_CASE("a layout op folded on a named parameter keeps a name derived from it") {
+  Builder b;
+  const auto w = b.constant(Tensor::from<float>({2, 3}, {1, 2, 3, 4, 5, 6}), "fc.weight");
+  const auto t = b.op(Transpose{{1, 0}}, {w});
+  const auto again = b.op(Transpose{{1, 0}}, {w});
+  const auto r = b.op(Reshape{{6}}, {t});
+  const auto computed = b.op(Sqrt{}, {w});
+  CHECK(b.graph().values[t].name == "fc.weight.transpose");
+  CHECK(b.graph().values[again].name == "fc.weight.transpose.2");
+  CHECK(b.graph().values[r].name == "fc.weight.transpose.reshape");
+  CHECK(b.graph().values[computed].name.empty());  // not a layout op: a new array, unnamed
+  CHECK(b.graph().nodes.empty());
+}
+
 TEST_CASE("by-name ops take JSON attributes; typed and by-name ops build the same node") {
   Builder b;
   const auto x = b.input("x", Tensor::from<float>({2, 3}, {1, 2, 3, 4, 5, 6}));

@@ -5,35 +5,15 @@
 // computed. Cases are discovered from the folder, so a new fixture is tested
 // without editing this file. A second test requires a fixture for every zoo
 // model (zoo/models.txt) by every direct route that exists.
-#include "executor_test_util.hpp"
-
-#include <filesystem>
-#include <fstream>
-
-#include "rml/exec/model.hpp"
-#include "rml/ir/safetensors.hpp"
+#include "fixture_util.hpp"
 
 using namespace rml;
 using namespace rml::test;
-namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kRepo = RML_SOURCE_DIR;
-const fs::path kTestdata = kRepo / "testdata";
-
-// The spec's six routes: three direct exporters and StableHLO from each framework.
-const std::vector<std::string> kRoutes{"torch", "jax", "tf", "stablehlo_torch", "stablehlo_jax", "stablehlo_tf"};
 // The direct exporters built so far; each must cover the whole zoo.
-const std::vector<std::string> kDirectRoutesBuilt{"torch"};
-
-std::vector<std::string> zoo_models() {
-  std::ifstream in(kRepo / "zoo" / "models.txt");
-  REQUIRE_MESSAGE(in, "cannot read zoo/models.txt");
-  std::vector<std::string> models;
-  for (std::string name; in >> name;) models.push_back(name);
-  return models;
-}
+const std::vector<std::string> kDirectRoutesBuilt{"torch", "jax"};
 
 /// Every fixture graph, sorted by name.
 std::vector<fs::path> fixture_graphs() {
@@ -42,10 +22,6 @@ std::vector<fs::path> fixture_graphs() {
     if (entry.path().extension() == ".json") graphs.push_back(entry.path());
   std::sort(graphs.begin(), graphs.end());
   return graphs;
-}
-
-fs::path golden_path(const fs::path& graph) {
-  return graph.parent_path() / (graph.stem().string() + ".golden.safetensors");
 }
 
 /// The route of a fixture stem "<route>_<model>" (the longest route that prefixes it), or "".
@@ -60,16 +36,9 @@ std::string route_of(const std::string& stem) {
 std::string check_fixture(const fs::path& graph_path) {
   const Model model = load(graph_path);
   const Graph& graph = model.graph();
-  TensorMap golden;
-  for (auto& [name, tensor] : read_safetensors(golden_path(graph_path)).tensors) golden.emplace(name, std::move(tensor));
-
+  const TensorMap golden = read_golden(graph_path);
+  const TensorMap inputs = golden_inputs(graph, golden, graph_path);
   std::string failures;
-  TensorMap inputs;
-  for (const NamedValue& in : graph.inputs) {
-    const auto found = golden.find(in.name);
-    if (found == golden.end()) return "golden file lacks input '" + in.name + "'\n";
-    inputs.emplace(in.name, found->second);
-  }
   for (const NamedValue& out : graph.outputs)
     if (!golden.count(out.name)) return "golden file lacks output '" + out.name + "'\n";
 
@@ -122,7 +91,7 @@ TEST_CASE("every zoo model has a fixture for every direct route built") {
   REQUIRE(models.size() == 19);
   for (const std::string& route : kDirectRoutesBuilt)
     for (const std::string& model : models) {
-      const fs::path graph = kTestdata / (route + "_" + model + ".json");
+      const fs::path graph = fixture_path(route, model);
       CHECK_MESSAGE(fs::exists(graph), "missing fixture " << graph.filename());
       CHECK_MESSAGE(fs::exists(golden_path(graph)), "missing golden data " << golden_path(graph).filename());
     }

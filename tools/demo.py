@@ -1,13 +1,15 @@
-"""`make demo`: a zoo model from PyTorch, run by rml's C++ executor, next to PyTorch.
+"""`make demo`: one zoo model from PyTorch, JAX and TensorFlow, run by rml's C++
+executor, next to the frameworks.
 
     python tools/demo.py [--model transformer_block] [--size bench] [--batch 1]
-                         [--threads 1] [--repeat 50] [--rml build/rml]
+                         [--threads 1] [--repeat 200] [--rml build/rml]
 
-Exports the model with the PyTorch direct exporter, writes the graph and its
-inputs under build/demo/, runs the graph with the `rml` command-line tool (C++,
-no Python) fused, unfused and on the reference kernels, and prints each
-result's largest absolute difference from PyTorch's output and the median
-latency of each, PyTorch's measured in this process on as many threads.
+Builds the model in each framework on the same weights, exports it with each
+direct exporter, writes the graphs and the shared inputs under build/demo/, and
+runs each graph with the `rml` command-line tool (C++, no Python). Prints the
+pairwise largest absolute difference of the three framework outputs and the
+three rml results, and the median latency of each framework (PyTorch eager,
+jax.jit, tf.function) and of rml, on as many threads.
 """
 from __future__ import annotations
 
@@ -27,28 +29,76 @@ sys.path.insert(0, str(REPO))
 
 import rml  # noqa: E402
 from zoo.configs import MODELS, config  # noqa: E402
+from zoo.inputs import example_inputs  # noqa: E402
 
-TOLERANCE = 1e-5  # the spec's bound for the executor against the framework
+TOLERANCE = 1e-5  # the spec's bound between any two results
 UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
-def torch_latency(module, inputs, repeat: int) -> float:
-    import torch
-    with torch.inference_mode():
-        for _ in range(3):
-            module(*inputs)
-        times = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            module(*inputs)
-            times.append(time.perf_counter() - start)
+def median_seconds(run, repeat: int) -> float:
+    for _ in range(3):
+        run()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 
-def rml_run(rml_cli: str, graph: Path, inputs: Path, output: Path, threads: int, repeat: int, *flags) -> float:
+def torch_route(model, size, inputs, threads, repeat):
+    """(version, framework output, framework latency, rml Builder)."""
+    import torch
+
+    from rml.from_torch import export
+    from zoo.torch_zoo import build
+
+    torch.set_num_threads(threads)
+    module, _ = build(model, size)
+    tensors = tuple(torch.from_numpy(x) for x in inputs)
+    with torch.inference_mode():
+        output = module(*tensors).numpy()
+        seconds = median_seconds(lambda: module(*tensors), repeat)
+    names = [f"input.{i}" for i in range(len(tensors))]
+    return f"PyTorch {torch.__version__}", output, seconds, export(module, tensors, input_names=names)
+
+
+def jax_route(model, size, inputs, threads, repeat):
+    import jax
+
+    from rml.from_jax import export
+    from zoo.jax_zoo import build
+
+    fn, params, _ = build(model, size)
+    compiled = jax.jit(fn)
+    output = np.asarray(compiled(params, *inputs))
+    seconds = median_seconds(lambda: compiled(params, *inputs).block_until_ready(), repeat)
+    return f"JAX {jax.__version__}", output, seconds, export(fn, params, inputs)
+
+
+def tf_route(model, size, inputs, threads, repeat):
+    import tensorflow as tf
+
+    from rml.from_tf import export
+    from zoo.tf_zoo import build
+
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
+    module, _ = build(model, size)
+    function = tf.function(module)
+    tensors = [tf.constant(x) for x in inputs]
+    output = function(*tensors).numpy()
+    seconds = median_seconds(lambda: function(*tensors).numpy(), repeat)
+    return f"TensorFlow {tf.__version__}", output, seconds, export(module, inputs)
+
+
+ROUTES = {"torch": torch_route, "jax": jax_route, "tf": tf_route}  # PyTorch first: see tools/make_fixtures.py
+
+
+def rml_run(rml_cli: str, graph: Path, inputs: Path, output: Path, threads: int, repeat: int) -> float:
     """Runs `rml run`; returns the median latency it reports, in seconds."""
     command = [rml_cli, "run", str(graph), "--inputs", str(inputs), "--output", str(output),
-               "--threads", str(threads), "--repeat", str(repeat), *flags]
+               "--threads", str(threads), "--repeat", str(repeat)]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{result.stderr}")
@@ -58,10 +108,6 @@ def rml_run(rml_cli: str, graph: Path, inputs: Path, output: Path, threads: int,
     return float(found.group(1)) * UNITS[found.group(2)]
 
 
-def milliseconds(seconds: float) -> str:
-    return f"{seconds * 1e3:9.3f} ms"
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="transformer_block", choices=MODELS)
@@ -69,54 +115,53 @@ def main(argv=None) -> int:
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--routes", default=",".join(ROUTES), help="comma-separated: torch, jax, tf")
     parser.add_argument("--rml", default=str(REPO / "build" / "rml"), help="the rml command-line tool")
     parser.add_argument("--out", type=Path, default=REPO / "build" / "demo")
     args = parser.parse_args(argv)
+    routes = args.routes.split(",")
+    if any(r not in ROUTES for r in routes):
+        parser.error(f"--routes: choose from {', '.join(ROUTES)}")
 
-    import torch
-
-    from rml.from_torch import export
-    from zoo.torch_zoo import build
-
-    torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
-    module, make_inputs = build(args.model, args.size)
-    inputs = make_inputs(args.batch)
+    inputs = example_inputs(args.model, args.batch, args.size)
     names = [f"input.{i}" for i in range(len(inputs))]
+    feeds = args.out / f"{args.model}.inputs.safetensors"
+    rml.write_tensors(str(feeds), dict(zip(names, inputs)))
     print(f"{args.model} ({args.size}: {config(args.model, args.size)}), batch {args.batch}, "
-          f"PyTorch {torch.__version__}, {args.threads} thread(s)", flush=True)
+          f"{args.threads} thread(s), medians of {args.repeat} runs\n", flush=True)
 
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        builder = export(module, inputs, input_names=names)
-    graph = args.out / f"torch_{args.model}.json"
-    builder.write(str(graph))
-    feeds = args.out / f"torch_{args.model}.inputs.safetensors"
-    rml.write_tensors(str(feeds), {n: t.numpy() for n, t in zip(names, inputs)})
-    print(f"exported {builder.node_count} nodes to {graph.relative_to(REPO) if graph.is_relative_to(REPO) else graph} "
-          f"in {time.perf_counter() - start:.1f} s", flush=True)
+    results, latencies = [], []
+    for route in routes:
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            version, output, seconds, builder = ROUTES[route](args.model, args.size, inputs, args.threads, args.repeat)
+        graph = args.out / f"{route}_{args.model}.json"
+        builder.write(str(graph))
+        result = args.out / f"{route}_{args.model}.result.safetensors"
+        rml_seconds = rml_run(args.rml, graph, feeds, result, args.threads, args.repeat)
+        results += [(version.split()[0], output), (f"rml ({route})", rml.read_tensors(str(result))["output"])]
+        latencies.append((version, seconds, builder.node_count, rml_seconds))
+        print(f"exported from {version}: {builder.node_count} nodes ({time.perf_counter() - start:.1f} s)", flush=True)
 
-    with torch.inference_mode():
-        expected = module(*inputs).numpy()
-    rows = [("PyTorch (eager)", None, torch_latency(module, inputs, args.repeat))]
-    runs = [("rml executor, fused", args.repeat, ()), ("rml executor, unfused", args.repeat, ("--no-fuse",)),
-            ("rml reference kernels", max(3, args.repeat // 10), ("--reference",))]
-    for label, repeat, flags in runs:
-        result = args.out / "result.safetensors"
-        seconds = rml_run(args.rml, graph, feeds, result, args.threads, repeat, *flags)
-        got = rml.read_tensors(str(result))["output"]
-        rows.append((label, float(np.max(np.abs(got.astype(np.float64) - expected))), seconds))
+    width = max(len(label) for label, _ in results) + 2
+    print("\nmax |a - b|".ljust(width + 1) + "".join(label.rjust(13) for label, _ in results))
+    worst = 0.0
+    for label, a in results:
+        row = []
+        for _, b in results:
+            difference = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
+            worst = max(worst, difference)
+            row.append(f"{difference:13.2e}")
+        print(label.ljust(width) + "".join(row))
 
-    torch_seconds = rows[0][2]
-    print(f"\n{'':24s} {'max |x - torch|':>16s} {'median latency':>15s} {'vs PyTorch':>11s}")
-    for label, difference, seconds in rows:
-        shown = "-" if difference is None else f"{difference:.2e}"
-        print(f"{label:24s} {shown:>16s} {milliseconds(seconds):>15s} {torch_seconds / seconds:10.2f}x")
-    worst = max(d for _, d, _ in rows[1:])
+    print(f"\n{'':{width}s}{'framework':>13s}{'rml':>13s}{'speed-up':>10s}")
+    for version, seconds, _, rml_seconds in latencies:
+        print(f"{version.split()[0]:{width}s}{seconds * 1e3:10.3f} ms{rml_seconds * 1e3:10.3f} ms{seconds / rml_seconds:9.2f}x")
     verdict = "within" if worst <= TOLERANCE else "OUTSIDE"
-    print(f"\nevery rml result is {verdict} {TOLERANCE:g} of PyTorch's (worst {worst:.2e}); "
-          f"'vs PyTorch' > 1 means faster than PyTorch")
+    print(f"\nall {len(results)} results agree {verdict} {TOLERANCE:g} (worst {worst:.2e}); "
+          "speed-up > 1: rml is faster than the framework")
     return 0 if worst <= TOLERANCE else 1
 
 

@@ -53,10 +53,24 @@ def torch_route(model: str):
             {n: r.numpy() for n, r in zip(output_names, results)})
 
 
+def jax_route(model: str):
+    """The same for the JAX direct export."""
+    import jax
+
+    from rml.from_jax import export
+    from zoo.jax_zoo import build
+
+    fn, params, make_inputs = build(model)
+    inputs = make_inputs(BATCH)
+    output = np.asarray(jax.jit(fn)(params, *inputs))
+    names = [f"input.{i}" for i in range(len(inputs))]
+    return export(fn, params, inputs, input_names=names), dict(zip(names, inputs)), {"output": output}
+
+
 # Routes in the order they run: PyTorch first (the spec notes torch.export must
-# load before TensorFlow's or jaxlib's LLVM). Later issues add jax, tf and the
-# three StableHLO routes.
-ROUTES: dict[str, Callable] = {"torch": torch_route}
+# load before TensorFlow's or jaxlib's LLVM). A later issue adds the three
+# StableHLO routes.
+ROUTES: dict[str, Callable] = {"torch": torch_route, "jax": jax_route}
 
 
 def check_close(got: np.ndarray, want: np.ndarray, what: str) -> float:

@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 
 from .configs import config
-from .weights import Weights
+from .inputs import example_inputs
+from .weights import Weights, timestep_frequencies
 
 
 def _p(array: np.ndarray) -> torch.nn.Parameter:
@@ -154,7 +155,7 @@ class DiffusionMlp(torch.nn.Module):
 
     def __init__(self, w: Weights, data: int, freqs: int, hidden: int):
         super().__init__()
-        self.register_buffer("freqs", torch.exp(-math.log(1000.0) * torch.arange(freqs, dtype=torch.float32) / freqs))
+        self.register_buffer("freqs", torch.from_numpy(timestep_frequencies(freqs)))
         self.fc1 = Dense(w, "fc1", data + 2 * freqs, hidden)
         self.fc2 = Dense(w, "fc2", hidden, hidden)
         self.fc3 = Dense(w, "fc3", hidden, data)
@@ -341,46 +342,28 @@ class Moe(torch.nn.Module):
 def build(model: str, size: str = "tiny"):
     """(module, make_inputs(batch) -> tuple of tensors) for a zoo model."""
     c, w = config(model, size), Weights(model)
-    rng = np.random.default_rng(7)
-    f32 = lambda *shape: torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
-    tokens = lambda b, seq, vocab: torch.from_numpy(rng.integers(0, vocab, (b, seq), dtype=np.int32))
-    if model == "mlp":
-        return Mlp(w, c["sizes"]), lambda b: (f32(b, c["sizes"][0]),)
-    if model == "cnn":
-        return Cnn(w, c["image"], c["channels"], c["classes"]), lambda b: (f32(b, c["channels"][0], c["image"], c["image"]),)
-    if model == "transformer_block":
-        return TransformerBlock(w, "block", c["dim"], c["heads"], c["hidden"]), lambda b: (f32(b, c["seq"], c["dim"]),)
-    if model == "layernorm_gelu":
-        return LayerNormGelu(w, c["dim"], c["hidden"]), lambda b: (f32(b, c["seq"], c["dim"]),)
-    if model == "autoencoder":
-        return AutoEncoder(w, c["data"], c["hidden"], c["latent"]), lambda b: (f32(b, c["data"]),)
-    if model == "vae":
-        return Vae(w, c["data"], c["hidden"], c["latent"]), lambda b: (f32(b, c["data"]), f32(b, c["latent"]))
-    if model == "gan_generator":
-        return GanGenerator(w, c["data"], c["hidden"], c["latent"]), lambda b: (f32(b, c["latent"]),)
-    if model == "diffusion_mlp":
-        return (DiffusionMlp(w, c["data"], c["freqs"], c["hidden"]),
-                lambda b: (f32(b, c["data"]), torch.from_numpy(rng.uniform(0, 1000, b).astype(np.float32))))
-    if model == "vit":
-        return (Vit(w, c["image"], c["channels"], c["patch"], c["dim"], c["layers"], c["heads"], c["hidden"], c["classes"]),
-                lambda b: (f32(b, c["channels"], c["image"], c["image"]),))
-    if model in ("encoder", "tiny_gpt"):
-        module = TokenTransformer(w, c["vocab"], c["seq"], c["dim"], c["layers"], c["heads"], c["hidden"],
-                                  causal=model == "tiny_gpt")
-        return module, lambda b: (tokens(b, c["seq"], c["vocab"]),)
-    if model in ("rnn", "lstm"):
-        return Recurrent(w, model, c["input"], c["hidden"]), lambda b: (f32(b, c["seq"], c["input"]),)
-    if model == "ssm":
-        return Ssm(w, c["input"], c["hidden"]), lambda b: (f32(b, c["seq"], c["input"]),)
-    if model == "unet":
-        return UNet(w, c["in_channels"], c["channels"]), lambda b: (f32(b, c["in_channels"], c["image"], c["image"]),)
-    if model == "gcn":
-        return Gcn(w, c["nodes"], c["features"], c["hidden"], c["classes"]), lambda b: (f32(b, c["nodes"], c["features"]),)
-    if model == "two_tower":
-        return TwoTower(w, c["user"], c["item"], c["embed"]), lambda b: (f32(b, c["user"]), f32(b, c["item"]))
-    if model == "clip":
-        return (Clip(w, c["image"], c["channels"], c["vocab"], c["seq"], c["embed"]),
-                lambda b: (f32(b, c["channels"], c["image"], c["image"]), tokens(b, c["seq"], c["vocab"])))
-    if model == "moe":
-        return Moe(w, c["dim"], c["experts"], c["top"]), lambda b: (f32(b, c["seq"], c["dim"]),)
-    raise KeyError(f"zoo model '{model}' has no PyTorch definition")
+    constructors = {
+        "mlp": lambda: Mlp(w, c["sizes"]),
+        "cnn": lambda: Cnn(w, c["image"], c["channels"], c["classes"]),
+        "transformer_block": lambda: TransformerBlock(w, "block", c["dim"], c["heads"], c["hidden"]),
+        "layernorm_gelu": lambda: LayerNormGelu(w, c["dim"], c["hidden"]),
+        "vit": lambda: Vit(w, c["image"], c["channels"], c["patch"], c["dim"], c["layers"], c["heads"], c["hidden"],
+                           c["classes"]),
+        "encoder": lambda: TokenTransformer(w, c["vocab"], c["seq"], c["dim"], c["layers"], c["heads"], c["hidden"],
+                                            causal=False),
+        "tiny_gpt": lambda: TokenTransformer(w, c["vocab"], c["seq"], c["dim"], c["layers"], c["heads"], c["hidden"],
+                                             causal=True),
+        "rnn": lambda: Recurrent(w, "rnn", c["input"], c["hidden"]),
+        "lstm": lambda: Recurrent(w, "lstm", c["input"], c["hidden"]),
+        "ssm": lambda: Ssm(w, c["input"], c["hidden"]),
+        "autoencoder": lambda: AutoEncoder(w, c["data"], c["hidden"], c["latent"]),
+        "vae": lambda: Vae(w, c["data"], c["hidden"], c["latent"]),
+        "gan_generator": lambda: GanGenerator(w, c["data"], c["hidden"], c["latent"]),
+        "diffusion_mlp": lambda: DiffusionMlp(w, c["data"], c["freqs"], c["hidden"]),
+        "unet": lambda: UNet(w, c["in_channels"], c["channels"]),
+        "gcn": lambda: Gcn(w, c["nodes"], c["features"], c["hidden"], c["classes"]),
+        "two_tower": lambda: TwoTower(w, c["user"], c["item"], c["embed"]),
+        "clip": lambda: Clip(w, c["image"], c["channels"], c["vocab"], c["seq"], c["embed"]),
+        "moe": lambda: Moe(w, c["dim"], c["experts"], c["top"]),
+    }
+    return constructors[model](), lambda batch: tuple(torch.from_numpy(a) for a in example_inputs(model, batch, size))

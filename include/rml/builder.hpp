@@ -141,9 +141,10 @@ class Builder {
       throw ExportError(detail::concat(context, " gives ", results.size(), " outputs, ", count,
                                        expected_count ? " were asked for" : " expected (use op_multi)"));
     std::vector<ValueId> outputs;
+    const std::string folded_name = all_constant ? derived_name(op, inputs) : "";
     for (Tensor& result : results) {
       const TensorType t = result.type();
-      outputs.push_back(all_constant ? constant(std::move(result))
+      outputs.push_back(all_constant ? constant(std::move(result), folded_name)
                                      : add_value({t, ValueKind::node_output, std::nullopt, ""}, std::move(result)));
     }
     if (!all_constant) graph_.nodes.push_back({std::move(op), inputs, outputs});
@@ -151,6 +152,19 @@ class Builder {
   }
 
   static ValueId single(const std::vector<ValueId>& ids) { return ids.front(); }
+
+  /// A layout op folded on a named parameter keeps it recognisable in the
+  /// weights file: fc.weight transposed is stored as "fc.weight.transpose"
+  /// (".2", ".3", ... when that is taken). Other folds stay unnamed.
+  std::string derived_name(const AnyOp& op, const std::vector<ValueId>& inputs) const {
+    const bool layout = std::holds_alternative<Reshape>(op) || std::holds_alternative<Transpose>(op) ||
+                        std::holds_alternative<BroadcastTo>(op) || std::holds_alternative<Slice>(op);
+    if (!layout || inputs.size() != 1 || graph_.values[inputs[0]].name.empty()) return "";
+    const std::string base = graph_.values[inputs[0]].name + "." + std::string(op_name(op));
+    std::string name = base;
+    for (int n = 2; constant_names_.count(name); ++n) name = detail::concat(base, ".", n);
+    return name;
+  }
 
   Graph graph_;
   std::vector<std::optional<Tensor>> examples_;  // inputs and node outputs

@@ -44,6 +44,7 @@ class Lowering:
         self.b = builder
         self.env: dict[Any, Any] = {}          # fx node -> Value | torch.Tensor (constant) | python value
         self.constant_ids: dict[int, Value] = {}  # id(torch constant) -> its rml constant
+        self.names: dict[int, str] = {}          # id(torch constant) -> its weights-file name, if any
         self.node = None                         # the fx node being lowered
 
     # --- values -------------------------------------------------------------
@@ -54,7 +55,7 @@ class Lowering:
         if isinstance(x, torch.Tensor):
             key = id(x)
             if key not in self.constant_ids:
-                self.constant_ids[key] = Value(self.b.constant(to_numpy(x)))
+                self.constant_ids[key] = Value(self.b.constant(to_numpy(x), self.names.get(key, "")))
             return self.constant_ids[key]
         if isinstance(x, (bool, int, float)):
             integer = like is not None and self.b.dtype(like) == "i32" and not isinstance(x, float)
@@ -445,6 +446,25 @@ def _is_tensor_arg(x) -> bool:
     return isinstance(x, (Value, torch.Tensor))
 
 
+# Folded on a parameter, these keep it recognisable: fc.weight transposed is
+# stored as "fc.weight.t" (as the C++ Builder names its own layout folds).
+LAYOUT_OPS = {aten.t.default, aten.permute.default, aten.transpose.int, aten.view.default, aten.reshape.default,
+              aten._unsafe_view.default, aten.unsqueeze.default, aten.squeeze.dims, aten.squeeze.dim,
+              aten.expand.default, aten.slice.Tensor, aten.select.int, aten.clone.default}
+
+
+def _folded_name(L, target, args) -> str:
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if target not in LAYOUT_OPS or len(tensors) != 1 or id(tensors[0]) not in L.names:
+        return ""
+    base = f"{L.names[id(tensors[0])]}.{target._opname}"
+    taken = set(L.names.values())
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}.{n}", n + 1
+    return name
+
+
 def _map_args(env, args):
     """fx arguments with nodes replaced by what they became."""
     return torch.fx.node.map_arg(args, lambda n: env[n])
@@ -485,6 +505,7 @@ def lower_program(program: torch.export.ExportedProgram, example_inputs, builder
         if spec.kind != torch.export.graph_signature.InputKind.USER_INPUT:
             tensor = state[spec.target]
             L.env[spec.arg.name] = tensor
+            L.names[id(tensor)] = spec.target
             L.constant_ids[id(tensor)] = Value(b.constant(to_numpy(tensor), spec.target))
     for node in program.graph.nodes:
         if node.op == "placeholder":
@@ -497,7 +518,10 @@ def lower_program(program: torch.export.ExportedProgram, example_inputs, builder
             kwargs = _map_args(L.env, node.kwargs)
             if node.target is not operator.getitem and not _contains_value((args, kwargs)):
                 # Every tensor input is constant: run the op in torch.
-                L.env[node] = node.target(*args, **kwargs)
+                L.env[node] = result = node.target(*args, **kwargs)
+                name = _folded_name(L, node.target, args)
+                if name and isinstance(result, torch.Tensor):
+                    L.names[id(result)] = name
                 continue
             lower = LOWERINGS.get(node.target)
             if lower is None:
