@@ -13,7 +13,7 @@ using namespace rml::test;
 namespace {
 
 // The direct exporters built so far; each must cover the whole zoo.
-const std::vector<std::string> kDirectRoutesBuilt{"torch", "jax"};
+const std::vector<std::string> kDirectRoutesBuilt{"torch", "jax", "tf"};
 
 /// Every fixture graph, sorted by name.
 std::vector<fs::path> fixture_graphs() {

@@ -67,10 +67,26 @@ def jax_route(model: str):
     return export(fn, params, inputs, input_names=names), dict(zip(names, inputs)), {"output": output}
 
 
+def tf_route(model: str):
+    """The same for the TensorFlow direct export."""
+    import tensorflow as tf
+
+    from rml.from_tf import export
+    from zoo.tf_zoo import build
+
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    module, make_inputs = build(model)
+    inputs = make_inputs(BATCH)
+    output = tf.function(module)(*(tf.constant(x) for x in inputs)).numpy()
+    names = [f"input.{i}" for i in range(len(inputs))]
+    return export(module, inputs, input_names=names), dict(zip(names, inputs)), {"output": output}
+
+
 # Routes in the order they run: PyTorch first (the spec notes torch.export must
 # load before TensorFlow's or jaxlib's LLVM). A later issue adds the three
 # StableHLO routes.
-ROUTES: dict[str, Callable] = {"torch": torch_route, "jax": jax_route}
+ROUTES: dict[str, Callable] = {"torch": torch_route, "jax": jax_route, "tf": tf_route}
 
 
 def check_close(got: np.ndarray, want: np.ndarray, what: str) -> float:

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,9 @@ commands:
   info MODEL.json [--threads N] [--no-fuse]
         inputs, outputs, op histogram, parameter count and bytes, and the
         executor's plan (kernels, fused groups, arena bytes)
+  opt IN.json -o OUT.json [--passes a,b,...] [--print-counts]
+        run the clean-up passes (all, or the listed ones) to a fixpoint and
+        write the result; --print-counts shows node counts per op before and after
   validate MODEL.json    check the graph and its weights; prints "ok" or the error
   ops [--markdown]       the op table, generated from the registry
   tensors FILE.safetensors [--json]
@@ -47,7 +52,7 @@ struct Arguments {
   Arguments(int argc, char** argv, const std::vector<std::string>& valued,
             const std::vector<std::string>& switches) {
     for (int i = 2; i < argc; ++i) {
-      const std::string arg = argv[i];
+      const std::string arg = std::string_view(argv[i]) == "-o" ? "--output" : argv[i];
       if (arg.rfind("--", 0) != 0) {
         positional.push_back(arg);
       } else if (std::find(valued.begin(), valued.end(), arg) != valued.end()) {
@@ -251,6 +256,46 @@ int info_command(int argc, char** argv) {
   return 0;
 }
 
+std::map<std::string, int> op_histogram(const rml::Graph& graph) {
+  std::map<std::string, int> counts;
+  for (const rml::Node& node : graph.nodes) ++counts[std::string(rml::op_name(node.op))];
+  return counts;
+}
+
+int opt_command(int argc, char** argv) {
+  const Arguments args(argc, argv, {"--output", "--passes"}, {"--print-counts"});
+  const std::string& input = args.only_positional("IN.json");
+  const auto output = args.option("--output");
+  if (!output) throw UsageError{"opt needs -o OUT.json"};
+  std::vector<std::string> passes;
+  if (auto list = args.option("--passes")) {
+    std::stringstream names(*list);
+    for (std::string name; std::getline(names, name, ',');)
+      if (!name.empty()) passes.push_back(name);
+  }
+  rml::Graph graph = rml::read_graph(input);
+  const auto before = op_histogram(graph);
+  const std::size_t nodes_before = graph.nodes.size();
+  const rml::passes::PassReport report = rml::passes::run_passes(graph, passes);
+  rml::write_graph(graph, *output);
+  std::cout << input << ": " << nodes_before << " nodes -> " << graph.nodes.size() << " nodes in " << report.rounds
+            << (report.rounds == 1 ? " round" : " rounds") << "\n";
+  for (const auto& [pass, edits] : report.edits) std::cout << "  " << pass << ": " << edits << " edits\n";
+  if (args.option("--print-counts")) {
+    const auto after = op_histogram(graph);
+    std::set<std::string> ops;
+    for (const auto& [op, _] : before) ops.insert(op);
+    for (const auto& [op, _] : after) ops.insert(op);
+    std::cout << "op counts (before -> after):\n";
+    for (const std::string& op : ops) {
+      const int b = before.count(op) ? before.at(op) : 0, a = after.count(op) ? after.at(op) : 0;
+      std::cout << "  " << op << ": " << b << " -> " << a << "\n";
+    }
+  }
+  std::cout << "wrote " << *output << "\n";
+  return 0;
+}
+
 int validate_command(int argc, char** argv) {
   const Arguments args(argc, argv, {}, {});
   const rml::Graph graph = rml::read_graph(args.only_positional("MODEL.json"));
@@ -316,6 +361,7 @@ int main(int argc, char** argv) {
       }
     if (command == "run") return run_command(argc, argv);
     if (command == "info") return info_command(argc, argv);
+    if (command == "opt") return opt_command(argc, argv);
     if (command == "validate") return validate_command(argc, argv);
     if (command == "ops") return ops_command(argc, argv);
     if (command == "tensors") return tensors_command(argc, argv);

@@ -7,6 +7,7 @@
 
 #include "rml/ir/dead_code.hpp"
 #include "rml/ir/graph_io.hpp"
+#include "rml/passes/passes.hpp"
 #include "rml/ref/evaluate.hpp"
 
 namespace rml {
@@ -86,9 +87,14 @@ class Builder {
   /// The graph run on new inputs with the reference kernels.
   TensorMap evaluate(const TensorMap& inputs) const { return rml::evaluate(graph_, inputs); }
 
-  /// Writes the graph (dead code dropped, values renumbered densely) as
-  /// `path` and its weights beside it.
-  void write(const std::filesystem::path& path) const { write_graph(without_dead_code(graph_), path); }
+  /// Writes the graph as `path` and its weights beside it: the clean-up passes
+  /// run first (unless `clean_up` is false), dead code is dropped and values
+  /// are renumbered densely.
+  void write(const std::filesystem::path& path, bool clean_up = true) const {
+    Graph graph = without_dead_code(graph_);
+    if (clean_up) passes::run_passes(graph);
+    write_graph(graph, path);
+  }
 
  private:
   ValueId add_value(Value value, std::optional<Tensor> example) {

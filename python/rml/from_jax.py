@@ -42,6 +42,12 @@ class Lowering:
     def op(self, name: str, inputs, attrs: dict | None = None) -> Value:
         return Value(self.b.op(name, [self.value(i) for i in inputs], attrs or {}))
 
+    def constant_array(self, x) -> np.ndarray | None:
+        """The data of a constant (a NumPy value or a folded Builder constant), else None."""
+        if not isinstance(x, Value):
+            return np.asarray(x)
+        return self.b.example(x) if self.b.is_constant(x) else None
+
     def shape(self, x) -> tuple:
         return tuple(self.b.shape(x)) if isinstance(x, Value) else np.shape(x)
 
@@ -78,6 +84,17 @@ BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "maximu
           "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
 for _prim, _name in BINARY.items():
     LOWERINGS[_prim] = (lambda name: lambda L, a, b, **_: L.op(name, [a, b]))(_name)
+
+
+@lowers("add")
+def _add(L, a, b, **_):
+    """x + 0 is x: an unrolled scan's first step adds the product of a zero
+    initial state, which folds to a zero constant."""
+    for x, other in ((a, b), (b, a)):
+        zeros = L.constant_array(other)
+        if zeros is not None and not np.any(zeros) and np.broadcast_shapes(zeros.shape, L.shape(x)) == L.shape(x):
+            return L.value(x)
+    return L.op("add", [a, b])
 
 
 @lowers("erfc")
@@ -236,6 +253,9 @@ def _dot_general(L, a, b, dimension_numbers, **_):
     batch), matmul, reshape to batch + a's free axes + b's free axes."""
     (a_contract, b_contract), (a_batch, b_batch) = dimension_numbers
     a_shape, b_shape = L.shape(a), L.shape(b)
+    direct = _as_matmul(L, a, b, a_shape, b_shape, a_contract, b_contract, a_batch, b_batch)
+    if direct is not None:
+        return direct
     a_free = [d for d in range(len(a_shape)) if d not in a_contract and d not in a_batch]
     b_free = [d for d in range(len(b_shape)) if d not in b_contract and d not in b_batch]
     size = lambda shape, dims: int(np.prod([shape[d] for d in dims], dtype=np.int64))
@@ -246,6 +266,26 @@ def _dot_general(L, a, b, dimension_numbers, **_):
     b2 = L.reshape(L.transpose(b, list(b_batch) + list(b_contract) + b_free), lead + [k, n])
     out = L.op("matmul", [a2, b2])
     return L.reshape(out, batch + [a_shape[d] for d in a_free] + [b_shape[d] for d in b_free])
+
+
+def _as_matmul(L, a, b, a_shape, b_shape, a_contract, b_contract, a_batch, b_batch):
+    """rml's broadcasting matmul, without reshapes, for the layouts jnp.matmul and
+    x @ W produce: a contracts its last axis and b its second to last, with equal
+    leading batch axes, or with a plain 2-D operand on either side."""
+    ra, rb = len(a_shape), len(b_shape)
+    if list(a_contract) != [ra - 1] or ra < 1 or rb < 2 or list(b_contract) != [rb - 2]:
+        return None
+    batch = list(range(len(a_batch)))
+    if a_batch or b_batch:  # [..., M, K] @ [..., K, N] with the same leading batch axes
+        if list(a_batch) != batch or list(b_batch) != batch or ra != rb or ra != len(batch) + 2:
+            return None
+        return L.op("matmul", [a, b])
+    if rb == 2 and ra >= 2:  # x @ W: dot_general gives a's free axes then N, as matmul does
+        return L.op("matmul", [a, b])
+    if ra == 2:  # W @ x, x with leading axes: matmul puts them first, dot_general after M
+        product = L.op("matmul", [a, b])
+        return L.transpose(product, [rb - 2] + list(range(rb - 2)) + [rb - 1])
+    return None
 
 
 def _inverse(perm):

@@ -147,7 +147,9 @@ PYBIND11_MODULE(_rml, m) {
       .def("example", [](const rml::Builder& b, rml::ValueId id) { return to_numpy(b.example(id)); })
       .def("is_constant", &rml::Builder::is_constant)
       .def("evaluate", [](const rml::Builder& b, const py::dict& inputs) { return to_dict(b.evaluate(to_tensor_map(inputs))); })
-      .def("write", [](const rml::Builder& b, const std::string& path) { b.write(path); })
+      .def("write", [](const rml::Builder& b, const std::string& path, bool clean_up) { b.write(path, clean_up); },
+           py::arg("path"), py::arg("clean_up") = true,
+           "Writes the graph and its weights; the clean-up passes run first unless clean_up=False.")
       .def_property_readonly("node_count", [](const rml::Builder& b) { return b.graph().nodes.size(); });
 
   py::class_<PyModel>(m, "Model")

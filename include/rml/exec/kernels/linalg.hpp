@@ -45,9 +45,16 @@ class MatMulKernel final : public Kernel {
     k_ = a_shape.back();
     n_ = b_shape.back();
     const Shape a_batch(a_shape.begin(), a_shape.end() - 2), b_batch(b_shape.begin(), b_shape.end() - 2);
-    a_offsets_ = batch_offsets(out_batch, a_batch);
-    b_offsets_ = batch_offsets(out_batch, b_batch);
     b_batches_ = element_count(b_batch);
+    if (b_batches_ == 1 && a_batch == out_batch) {
+      // One weight matrix for every batch of a: a is contiguous, so the
+      // batches stack into one taller product (more rows per GEMM tile).
+      m_ *= element_count(a_batch);
+      a_offsets_ = b_offsets_ = {0};
+    } else {
+      a_offsets_ = batch_offsets(out_batch, a_batch);
+      b_offsets_ = batch_offsets(out_batch, b_batch);
+    }
     if (b_constant) {
       const float* data = b_constant->values<float>().data();
       for (std::int64_t i = 0; i < b_batches_; ++i) packed_.emplace_back(data + i * k_ * n_, k_, n_, n_);

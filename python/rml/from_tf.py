@@ -1,0 +1,832 @@
+"""The TensorFlow direct exporter: tf.function -> frozen GraphDef -> rml.Builder.
+
+`export(model, example_inputs)` traces `model` (a tf.Module, a Keras model or a
+tf.function) as a `tf.function` at the examples' fixed shapes and dtypes,
+freezes its variables into `Const` ops with `convert_variables_to_constants_v2`,
+and lowers the nodes the outputs need, in topological order, through the C++
+Builder. Frozen variables become constants named after the variable; a node
+whose data inputs are all constant runs in TensorFlow itself and becomes a
+constant (so Fill, Range, Pack of constants and friends fold with TensorFlow's
+own semantics), and Shape, Size and ZerosLike of a lowered tensor are read from
+its static shape. NHWC convolutions and pools become transpose + NCHW op +
+transpose, with SAME padding required to be symmetric and EXPLICIT padding
+equal on every side.
+Every lowered value's shape is checked against the shape TensorFlow recorded.
+A TensorFlow op with no lowering raises `ExportError` naming it: there is no
+fallback.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+
+from ._rml import Builder, ExportError
+
+# Slice ends meaning "to the end" (rml's slice clamps like Python's).
+FAR = 2**62
+
+
+class Value(int):
+    """An rml value id (distinguishes lowered tensors from NumPy constants)."""
+
+
+class Lowering:
+    """State of one export: the builder, what each TF tensor became, and the
+    names of the frozen variables."""
+
+    def __init__(self, builder: Builder, graph: tf.Graph):
+        self.b = builder
+        self.graph = graph                      # the frozen graph: recorded shapes, folding
+        self.env: dict[str, Any] = {}           # "node:i" -> Value | np.ndarray | None (not lowered)
+        # Keyed by id(array); each entry holds the array too, so the id stays unique.
+        self.constant_ids: dict[int, tuple[np.ndarray, Value]] = {}  # -> its rml constant
+        self.names: dict[int, tuple[np.ndarray, str]] = {}           # -> its variable name
+        self.used_names: set[str] = set()
+        self.node = None                        # the NodeDef being lowered
+        self._session = None
+
+    # --- values -------------------------------------------------------------
+    def value(self, x) -> Value:
+        """An rml value for a lowered tensor or a NumPy constant (named if a variable)."""
+        if isinstance(x, Value):
+            return x
+        if isinstance(x, np.ndarray):
+            key = id(x)
+            if key not in self.constant_ids:
+                name = self.names[key][1] if key in self.names else ""
+                self.constant_ids[key] = (x, Value(self.b.constant(x, self._unique(name))))
+            return self.constant_ids[key][1]
+        if x is None:
+            raise ExportError("uses an output that was not lowered")
+        raise ExportError(f"cannot use {type(x).__name__} as a tensor")
+
+    def _unique(self, name: str) -> str:
+        if not name:
+            return ""
+        candidate, n = name, 0
+        while candidate in self.used_names:
+            n += 1
+            candidate = f"{name}_{n}"
+        self.used_names.add(candidate)
+        return candidate
+
+    def name_like(self, result: np.ndarray, source) -> np.ndarray:
+        """`result`, a relayout of constant `source`, keeps the variable's name."""
+        if isinstance(source, np.ndarray) and id(source) in self.names:
+            self.names[id(result)] = (result, self.names[id(source)][1])
+        return result
+
+    def op(self, name: str, inputs, attrs: dict | None = None) -> Value:
+        return Value(self.b.op(name, [self.value(i) for i in inputs], attrs or {}))
+
+    def shape(self, x) -> tuple:
+        return tuple(self.b.shape(x)) if isinstance(x, Value) else tuple(np.shape(x))
+
+    def rank(self, x) -> int:
+        return len(self.shape(x))
+
+    def dtype(self, x) -> str:
+        """"f32" or "i32", as rml will hold `x`."""
+        if isinstance(x, np.ndarray):
+            return "i32" if np.issubdtype(x.dtype, np.integer) else "f32"
+        return self.b.dtype(x)
+
+    def scalar(self, value, like) -> np.ndarray:
+        return np.array(value, dtype=np.int32 if self.dtype(like) == "i32" else np.float32)
+
+    # --- layout helpers: constants are relaid out in NumPy and keep their name ---
+    def transpose(self, x, perm) -> Value | np.ndarray:
+        perm = [int(p) for p in perm]
+        if perm == list(range(len(perm))):
+            return x
+        if isinstance(x, np.ndarray):
+            return self.name_like(np.ascontiguousarray(np.transpose(x, perm)), x)
+        return self.op("transpose", [x], {"perm": perm})
+
+    def reshape(self, x, shape) -> Value | np.ndarray:
+        shape = [int(d) for d in shape]
+        if isinstance(x, np.ndarray):
+            return self.name_like(x.reshape(shape), x)
+        if list(self.shape(x)) == shape:
+            return x
+        return self.op("reshape", [x], {"shape": shape})
+
+    # --- the current node -----------------------------------------------------
+    def attr(self, key: str, default: Any = ...) -> Any:
+        """A NodeDef attribute as a Python value (lists, strings, dtypes decoded)."""
+        if key not in self.node.attr:
+            if default is ...:
+                raise ExportError(f"has no attribute '{key}'")
+            return default
+        a = self.node.attr[key]
+        kind = a.WhichOneof("value")
+        if kind == "list":
+            for field in ("i", "f", "s", "b", "type"):
+                items = list(getattr(a.list, field))
+                if items:
+                    return [i.decode() if isinstance(i, bytes) else i for i in items]
+            return []
+        if kind == "s":
+            return a.s.decode()
+        if kind == "type":
+            return tf.dtypes.as_dtype(a.type)
+        return getattr(a, kind) if kind else default
+
+    def constant(self, x, what: str) -> np.ndarray:
+        """An input that must be known at export time (axes, shapes, sizes)."""
+        if not isinstance(x, np.ndarray):
+            raise ExportError(f"{what} must be a constant, not a run-time tensor")
+        return x
+
+    # --- folding --------------------------------------------------------------
+    def fold(self, node, inputs: dict[str, np.ndarray]) -> tuple:
+        """Runs one node in TensorFlow on constant inputs."""
+        if self._session is None:
+            self._session = tf.compat.v1.Session(graph=self.graph)
+        outputs = self.graph.get_operation_by_name(node.name).outputs
+        return tuple(np.asarray(r) for r in self._session.run(list(outputs), feed_dict=inputs))
+
+    def close(self):
+        if self._session is not None:
+            self._session.close()
+
+
+LOWERINGS: dict[str, Callable] = {}
+
+
+def lowers(*op_types):
+    def register(fn):
+        for t in op_types:
+            LOWERINGS[t] = fn
+        return fn
+    return register
+
+
+def axis(dim, rank: int) -> int:
+    dim = int(dim)
+    return dim + rank if dim < 0 else dim
+
+
+FLOAT_TYPES = (tf.float16, tf.bfloat16, tf.float32, tf.float64)
+
+
+def kind(dtype: tf.DType) -> str:
+    """rml's view of a TF dtype: f32, i32, or bool (held as f32 0/1)."""
+    if dtype == tf.bool:
+        return "bool"
+    if dtype in FLOAT_TYPES:
+        return "f32"
+    if dtype.is_integer:
+        return "i32"
+    raise ExportError(f"dtype {dtype.name} has no rml equivalent")
+
+
+# --- pass-through ----------------------------------------------------------------
+IDENTITY_OPS = ("Identity", "StopGradient", "Snapshot", "PreventGradient", "EnsureShape", "CheckNumerics")
+
+
+@lowers(*IDENTITY_OPS)
+def _identity(L, x, *_):
+    return x
+
+
+@lowers("IdentityN")
+def _identity_n(L, *xs):
+    return tuple(xs)
+
+
+PASS_THROUGH_OPS = IDENTITY_OPS + ("IdentityN",)
+
+
+@lowers("NoOp")
+def _no_op(L, *_):
+    return ()
+
+
+# --- elementwise ---------------------------------------------------------------
+UNARY = {"Neg": "neg", "Abs": "abs", "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Rsqrt": "rsqrt",
+         "Tanh": "tanh", "Sigmoid": "sigmoid", "Relu": "relu", "Erf": "erf", "Sin": "sin", "Cos": "cos",
+         "Reciprocal": "reciprocal", "Inv": "reciprocal"}
+for _op_type, _name in UNARY.items():
+    LOWERINGS[_op_type] = (lambda name: lambda L, x: L.op(name, [x]))(_name)
+
+BINARY = {"Add": "add", "AddV2": "add", "Sub": "sub", "Mul": "mul", "RealDiv": "div", "Maximum": "maximum",
+          "Minimum": "minimum", "Pow": "pow", "Equal": "eq", "NotEqual": "ne", "Less": "lt", "LessEqual": "le",
+          "Greater": "gt", "GreaterEqual": "ge", "LogicalAnd": "mul", "LogicalOr": "maximum"}
+for _op_type, _name in BINARY.items():
+    LOWERINGS[_op_type] = (lambda name: lambda L, a, b: L.op(name, [a, b]))(_name)
+
+
+@lowers("Div")
+def _div(L, a, b):
+    if L.dtype(a) == "i32":
+        raise ExportError("integer division (floor semantics) has no lowering")
+    return L.op("div", [a, b])
+
+
+@lowers("LogicalNot")
+def _logical_not(L, x):
+    return L.op("eq", [x, L.scalar(0, x)])
+
+
+@lowers("Square")
+def _square(L, x):
+    return L.op("mul", [x, x])
+
+
+@lowers("SquaredDifference")
+def _squared_difference(L, a, b):
+    d = L.op("sub", [a, b])
+    return L.op("mul", [d, d])
+
+
+@lowers("AddN")
+def _add_n(L, *xs):
+    total = xs[0]
+    for x in xs[1:]:
+        total = L.op("add", [total, x])
+    return total
+
+
+@lowers("Erfc")
+def _erfc(L, x):
+    # tf.nn.gelu writes GELU as 0.5 x erfc(-x / sqrt 2); 1 - erf is exact to an ulp of 1.
+    return L.op("sub", [L.scalar(1.0, x), L.op("erf", [x])])
+
+
+@lowers("Relu6")
+def _relu6(L, x):
+    return L.op("minimum", [L.op("relu", [x]), L.scalar(6, x)])
+
+
+@lowers("LeakyRelu")
+def _leaky_relu(L, x):
+    # TF's kernel: x > 0 ? x : alpha * x.
+    scaled = L.op("mul", [x, L.scalar(L.attr("alpha", 0.2), x)])
+    return L.op("select", [L.op("gt", [x, L.scalar(0, x)]), x, scaled])
+
+
+@lowers("Elu")
+def _elu(L, x):
+    negative = L.op("sub", [L.op("exp", [x]), L.scalar(1.0, x)])
+    return L.op("select", [L.op("gt", [x, L.scalar(0.0, x)]), x, negative])
+
+
+@lowers("ClipByValue")
+def _clip(L, x, low, high):
+    return L.op("minimum", [L.op("maximum", [x, low]), high])
+
+
+@lowers("Select", "SelectV2")
+def _select(L, cond, a, b):
+    if L.node.op == "Select" and L.rank(cond) == 1 and L.rank(a) > 1:
+        # tf.compat.v1.where with a vector condition picks whole rows.
+        cond = L.reshape(cond, [L.shape(cond)[0]] + [1] * (L.rank(a) - 1))
+    return L.op("select", [cond, a, b])
+
+
+@lowers("Cast")
+def _cast(L, x):
+    source, target = kind(L.attr("SrcT")), kind(L.attr("DstT"))
+    if source == target:
+        return x
+    if target == "bool":
+        return L.op("ne", [x, L.scalar(0, x)])
+    if source == "bool" and target == "f32":
+        return x  # comparisons already give f32 0/1
+    return L.op("cast", [x], {"to": target})
+
+
+@lowers("Softmax")
+def _softmax(L, x):
+    return L.op("softmax", [x], {"axis": -1})
+
+
+# --- shapes ----------------------------------------------------------------------
+@lowers("Shape")
+def _shape(L, x):
+    return np.array(L.shape(x), dtype=L.attr("out_type", tf.int32).as_numpy_dtype)
+
+
+@lowers("Size")
+def _size(L, x):
+    return np.array(int(np.prod(L.shape(x))), dtype=L.attr("out_type", tf.int32).as_numpy_dtype)
+
+
+@lowers("Rank")
+def _rank(L, x):
+    return np.array(L.rank(x), dtype=np.int32)
+
+
+@lowers("ZerosLike", "OnesLike")
+def _zeros_like(L, x):
+    fill = np.zeros if L.node.op == "ZerosLike" else np.ones
+    return fill(L.shape(x), dtype=L.attr("T").as_numpy_dtype)
+
+
+@lowers("Reshape")
+def _reshape(L, x, shape):
+    return L.op("reshape", [x], {"shape": [int(d) for d in L.constant(shape, "the shape").reshape(-1)]})
+
+
+@lowers("Transpose")
+def _transpose(L, x, perm):
+    return L.transpose(x, L.constant(perm, "the permutation").reshape(-1))
+
+
+@lowers("Squeeze")
+def _squeeze(L, x):
+    shape = L.shape(x)
+    dims = {axis(d, len(shape)) for d in L.attr("squeeze_dims", [])} or {d for d, n in enumerate(shape) if n == 1}
+    return L.reshape(x, [n for d, n in enumerate(shape) if d not in dims])
+
+
+@lowers("ExpandDims")
+def _expand_dims(L, x, dim):
+    shape = list(L.shape(x))
+    shape.insert(axis(L.constant(dim, "the axis").reshape(-1)[0], len(shape) + 1), 1)
+    return L.reshape(x, shape)
+
+
+@lowers("ConcatV2")
+def _concat(L, *args):
+    *xs, dim = args
+    return L.op("concat", list(xs), {"axis": axis(L.constant(dim, "the axis"), L.rank(xs[0]))})
+
+
+@lowers("Pack")
+def _pack(L, *xs):
+    shape = list(L.shape(xs[0]))
+    d = axis(L.attr("axis", 0), len(shape) + 1)
+    expanded = [L.reshape(x, shape[:d] + [1] + shape[d:]) for x in xs]
+    return expanded[0] if len(expanded) == 1 else L.op("concat", expanded, {"axis": d})
+
+
+def slice_axis(L, x, d: int, start: int, end: int):
+    return L.op("slice", [x], {"axes": [d], "starts": [start], "ends": [end]})
+
+
+@lowers("Unpack")
+def _unpack(L, x):
+    shape = list(L.shape(x))
+    d = axis(L.attr("axis", 0), len(shape))
+    rest = shape[:d] + shape[d + 1:]
+    return tuple(L.reshape(slice_axis(L, x, d, i, i + 1), rest) for i in range(shape[d]))
+
+
+def split_sizes(L, x, d: int, sizes) -> tuple:
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(slice_axis(L, x, d, start, start + int(size)))
+        start += int(size)
+    return tuple(pieces)
+
+
+@lowers("Split")
+def _split(L, dim, x):
+    d = axis(L.constant(dim, "the axis"), L.rank(x))
+    count = L.attr("num_split")
+    return split_sizes(L, x, d, [L.shape(x)[d] // count] * count)
+
+
+@lowers("SplitV")
+def _split_v(L, x, sizes, dim):
+    d = axis(L.constant(dim, "the axis"), L.rank(x))
+    sizes = [int(s) for s in L.constant(sizes, "the sizes")]
+    if -1 in sizes:  # one size may be inferred
+        sizes[sizes.index(-1)] = L.shape(x)[d] - (sum(sizes) + 1)
+    return split_sizes(L, x, d, sizes)
+
+
+@lowers("Slice")
+def _slice(L, x, begin, size):
+    begin = [int(b) for b in L.constant(begin, "the begin")]
+    size = [int(s) for s in L.constant(size, "the size")]
+    ends = [FAR if s == -1 else b + s for b, s in zip(begin, size)]
+    return L.op("slice", [x], {"axes": list(range(len(begin))), "starts": begin, "ends": ends})
+
+
+def _bits(mask: int, count: int) -> list[bool]:
+    return [bool(mask >> i & 1) for i in range(count)]
+
+
+@lowers("StridedSlice")
+def _strided_slice(L, x, begin, end, strides):
+    """TF's sparse slice spec made dense: one rml slice, then a reshape that
+    drops shrunk axes and inserts new ones."""
+    begin, end, strides = (L.constant(v, "slice bounds").reshape(-1).tolist() for v in (begin, end, strides))
+    n, shape = len(begin), L.shape(x)
+    begin_mask, end_mask, ellipsis, new_axis, shrink = (
+        _bits(L.attr(mask, 0), n)
+        for mask in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"))
+    axes, starts, ends, steps = [], [], [], []
+    layout = []  # per output axis: an input axis kept, or None for a new axis of 1
+    dim = 0
+    for i in range(n):
+        if ellipsis[i]:
+            remaining = sum(1 for j in range(i + 1, n) if not new_axis[j])
+            for _ in range(len(shape) - dim - remaining):
+                layout.append(dim)
+                dim += 1
+        elif new_axis[i]:
+            layout.append(None)
+        elif shrink[i]:
+            index = begin[i] + shape[dim] if begin[i] < 0 else begin[i]
+            axes.append(dim), starts.append(index), ends.append(index + 1), steps.append(1)
+            dim += 1
+        else:
+            step = strides[i]
+            start = (0 if step > 0 else -1) if begin_mask[i] else begin[i]
+            stop = (FAR if step > 0 else -FAR) if end_mask[i] else end[i]
+            if (start, stop, step) != (0, FAR, 1):
+                axes.append(dim), starts.append(start), ends.append(stop), steps.append(step)
+            layout.append(dim)
+            dim += 1
+    layout += list(range(dim, len(shape)))
+    y = L.op("slice", [x], {"axes": axes, "starts": starts, "ends": ends, "steps": steps}) if axes else x
+    sliced = L.shape(y)
+    return L.reshape(y, [1 if d is None else sliced[d] for d in layout])
+
+
+@lowers("ReverseV2")
+def _reverse(L, x, dims):
+    axes = sorted({axis(d, L.rank(x)) for d in L.constant(dims, "the axes").reshape(-1)})
+    return L.op("slice", [x], {"axes": axes, "starts": [-1] * len(axes), "ends": [-FAR] * len(axes),
+                               "steps": [-1] * len(axes)})
+
+
+@lowers("BroadcastTo")
+def _broadcast_to(L, x, shape):
+    shape = [int(d) for d in L.constant(shape, "the shape")]
+    return x if list(L.shape(x)) == shape else L.op("broadcast_to", [x], {"shape": shape})
+
+
+@lowers("Tile")
+def _tile(L, x, multiples):
+    """Each tiled axis: insert an axis before it, broadcast it to the multiple, merge."""
+    multiples = [int(m) for m in L.constant(multiples, "the multiples")]
+    shape = list(L.shape(x))
+    expanded = [n for d in shape for n in (1, d)]
+    target = [n for m, d in zip(multiples, shape) for n in (m, d)]
+    if expanded == target:
+        return x
+    y = L.op("broadcast_to", [L.reshape(x, expanded)], {"shape": target})
+    return L.reshape(y, [m * d for m, d in zip(multiples, shape)])
+
+
+@lowers("Pad", "PadV2")
+def _pad(L, x, paddings, value=None):
+    paddings = L.constant(paddings, "the paddings").astype(np.int64)
+    fill = 0.0 if value is None else float(L.constant(value, "the pad value"))
+    return L.op("pad", [x], {"pads": paddings[:, 0].tolist() + paddings[:, 1].tolist(), "value": fill})
+
+
+@lowers("GatherV2")
+def _gather(L, params, indices, dim):
+    if L.attr("batch_dims", 0) != 0:
+        raise ExportError("batch_dims other than 0 has no lowering")
+    return L.op("gather", [params, indices], {"axis": axis(L.constant(dim, "the axis"), L.rank(params))})
+
+
+@lowers("ResizeNearestNeighbor")
+def _resize_nearest(L, x, size):
+    """NHWC nearest upsampling by integer factors: reshape + broadcast_to + reshape
+    (with an integer factor, half-pixel centres pick the same source pixels)."""
+    if L.attr("align_corners", False):
+        raise ExportError("align_corners=True has no lowering")
+    n, h, w, c = L.shape(x)
+    out_h, out_w = (int(s) for s in L.constant(size, "the size"))
+    if out_h % h or out_w % w:
+        raise ExportError(f"resizing {h}x{w} to {out_h}x{out_w} is not an integer upsampling")
+    fh, fw = out_h // h, out_w // w
+    y = L.op("broadcast_to", [L.reshape(x, [n, h, 1, w, 1, c])], {"shape": [n, h, fh, w, fw, c]})
+    return L.reshape(y, [n, out_h, out_w, c])
+
+
+# --- reductions, linear algebra, nn -------------------------------------------------
+def _reduction(name):
+    def lower(L, x, dims):
+        if name == "reduce_mean" and L.dtype(x) == "i32":
+            raise ExportError("an integer mean (floor semantics) has no lowering")
+        axes = sorted({axis(d, L.rank(x)) for d in L.constant(dims, "the reduction axes").reshape(-1)})
+        return L.op(name, [x], {"axes": axes, "keep_dims": bool(L.attr("keep_dims", False))})
+    return lower
+
+
+for _op_type, _name in {"Sum": "reduce_sum", "Mean": "reduce_mean", "Max": "reduce_max", "Min": "reduce_min",
+                        "Any": "reduce_max", "All": "reduce_min"}.items():
+    LOWERINGS[_op_type] = _reduction(_name)
+
+
+def swap_last_two(L, x):
+    perm = list(range(L.rank(x)))
+    perm[-2:] = perm[-1], perm[-2]
+    return L.transpose(x, perm)
+
+
+@lowers("MatMul")
+def _matmul(L, a, b):
+    if L.attr("transpose_a", False):
+        a = swap_last_two(L, a)
+    if L.attr("transpose_b", False):
+        b = swap_last_two(L, b)
+    return L.op("matmul", [a, b])
+
+
+@lowers("BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")
+def _batch_matmul(L, a, b):
+    if L.attr("adj_x", False):
+        a = swap_last_two(L, a)
+    if L.attr("adj_y", False):
+        b = swap_last_two(L, b)
+    return L.op("matmul", [a, b])
+
+
+@lowers("BiasAdd")
+def _bias_add(L, x, bias):
+    if L.attr("data_format", "NHWC") == "NCHW" and L.rank(x) > 2:
+        bias = L.reshape(bias, [L.shape(bias)[0]] + [1] * (L.rank(x) - 2))
+    return L.op("add", [x, bias])
+
+
+TO_NCHW, TO_NHWC = [0, 3, 1, 2], [0, 2, 3, 1]
+
+
+def spatial(L, values: list, what: str) -> list[int]:
+    """The (height, width) entries of a 4-entry NHWC/NCHW attribute; the batch
+    and channel entries must be 1."""
+    nhwc = L.attr("data_format", "NHWC") == "NHWC"
+    outer = (values[0], values[3]) if nhwc else (values[0], values[1])
+    if any(v != 1 for v in outer):
+        raise ExportError(f"{what} over the batch or channel axis has no lowering")
+    return list(values[1:3]) if nhwc else list(values[2:4])
+
+
+def padding(L, in_hw, kernel_hw, strides, dilations) -> list[int]:
+    """rml pads [top, left, bottom, right] for VALID, SAME or EXPLICIT padding."""
+    mode = L.attr("padding")
+    if mode == "VALID":
+        return [0, 0, 0, 0]
+    if mode == "SAME":
+        pads = []
+        for name, size, k, s, d in zip(("height", "width"), in_hw, kernel_hw, strides, dilations):
+            total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+            if total % 2:
+                raise ExportError(f"SAME padding is asymmetric on the {name} axis (total {total}: {total // 2} "
+                                  f"before, {total - total // 2} after); only symmetric padding is lowered")
+            pads.append(total // 2)
+        return pads + pads
+    if mode == "EXPLICIT":
+        explicit = L.attr("explicit_paddings")
+        pairs = [explicit[2 * d: 2 * d + 2] for d in range(4)]  # (before, after) per axis, in data_format order
+        hw_axes = (1, 2) if L.attr("data_format", "NHWC") == "NHWC" else (2, 3)
+        hw = [p for d in hw_axes for p in pairs[d]]
+        outer = [p for d in range(4) if d not in hw_axes for p in pairs[d]]
+        if any(outer) or len(set(hw)) != 1:
+            raise ExportError(f"EXPLICIT padding {explicit} is not equal on every side; only equal padding is lowered")
+        return [hw[0]] * 4
+    raise ExportError(f"padding {mode!r} has no lowering")
+
+
+def nchw_op(L, x, name: str, inputs: list, attrs: dict) -> Value:
+    """An rml NCHW op on NHWC or NCHW data, as the node's data_format says."""
+    nhwc = L.attr("data_format", "NHWC") == "NHWC"
+    y = L.op(name, [L.transpose(x, TO_NCHW) if nhwc else x] + inputs, attrs)
+    return L.transpose(y, TO_NHWC) if nhwc else y
+
+
+def image_hw(L, x) -> list[int]:
+    shape = L.shape(x)
+    return list(shape[1:3]) if L.attr("data_format", "NHWC") == "NHWC" else list(shape[2:4])
+
+
+@lowers("Conv2D")
+def _conv2d(L, x, kernel):
+    kh, kw, in_per_group, out = L.shape(kernel)
+    channels = L.shape(x)[3 if L.attr("data_format", "NHWC") == "NHWC" else 1]
+    strides = spatial(L, L.attr("strides"), "a stride")
+    dilations = spatial(L, L.attr("dilations", [1, 1, 1, 1]), "a dilation")
+    pads = padding(L, image_hw(L, x), (kh, kw), strides, dilations)
+    attrs = {"strides": strides, "pads": pads, "dilations": dilations, "groups": channels // in_per_group}
+    return nchw_op(L, x, "conv2d", [L.transpose(kernel, [3, 2, 0, 1])], attrs)  # HWIO -> OIHW
+
+
+@lowers("DepthwiseConv2dNative")
+def _depthwise_conv2d(L, x, kernel):
+    kh, kw, channels, multiplier = L.shape(kernel)
+    strides = spatial(L, L.attr("strides"), "a stride")
+    dilations = spatial(L, L.attr("dilations", [1, 1, 1, 1]), "a dilation")
+    pads = padding(L, image_hw(L, x), (kh, kw), strides, dilations)
+    # Output channel c * multiplier + m reads channel c: OIHW [C * M, 1, kh, kw], groups C.
+    weight = L.transpose(L.reshape(kernel, [kh, kw, 1, channels * multiplier]), [3, 2, 0, 1])
+    attrs = {"strides": strides, "pads": pads, "dilations": dilations, "groups": channels}
+    return nchw_op(L, x, "conv2d", [weight], attrs)
+
+
+def _pool(name):
+    def lower(L, x):
+        kernel = spatial(L, L.attr("ksize"), "a pooling window")
+        strides = spatial(L, L.attr("strides"), "a pooling stride")
+        attrs = {"kernel": kernel, "strides": strides, "pads": padding(L, image_hw(L, x), kernel, strides, (1, 1))}
+        if name == "avg_pool2d":
+            attrs["count_include_pad"] = False  # TF averages over the real inputs only
+        return nchw_op(L, x, name, [], attrs)
+    return lower
+
+
+LOWERINGS["MaxPool"] = _pool("max_pool2d")
+LOWERINGS["AvgPool"] = _pool("avg_pool2d")
+
+
+@lowers("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
+def _fused_batch_norm(L, x, scale, offset, mean, variance):
+    """Inference batch norm: x * scale' + shift', scale' = scale * rsqrt(var + eps),
+    shift' = offset - mean * scale' (constants when the statistics are)."""
+    if L.attr("is_training", True):
+        raise ExportError("is_training=True (batch statistics) has no lowering")
+    factor = L.op("mul", [scale, L.op("rsqrt", [L.op("add", [variance, L.scalar(L.attr("epsilon"), x)])])])
+    shift = L.op("sub", [offset, L.op("mul", [mean, factor])])
+    if L.attr("data_format", "NHWC") == "NCHW":
+        per_channel = [L.shape(x)[1]] + [1] * (L.rank(x) - 2)
+        factor, shift = L.reshape(factor, per_channel), L.reshape(shift, per_channel)
+    y = L.op("add", [L.op("mul", [x, factor]), shift])
+    return (y,) + (None,) * (len(L.graph.get_operation_by_name(L.node.name).outputs) - 1)
+
+
+@lowers("TopKV2")
+def _top_k(L, x, k):
+    if not L.attr("sorted", True):
+        raise ExportError("sorted=False (an unspecified order) has no lowering")
+    values, indices = L.b.op_multi("top_k", [L.value(x)], 2, {"k": int(L.constant(k, "k"))})
+    return Value(values), Value(indices)
+
+
+def _arg(largest: bool):
+    def lower(L, x, dim):
+        rank = L.rank(x)
+        d = axis(L.constant(dim, "the axis"), rank)
+        perm = [i for i in range(rank) if i != d] + [d]
+        y = L.transpose(x, perm)
+        if not largest:
+            y = L.op("neg", [y])
+        _, indices = L.b.op_multi("top_k", [L.value(y)], 2, {"k": 1})  # ties: the lowest index, as TF
+        return L.reshape(Value(indices), L.shape(Value(indices))[:-1])
+    return lower
+
+
+LOWERINGS["ArgMax"] = _arg(largest=True)
+LOWERINGS["ArgMin"] = _arg(largest=False)
+
+
+# --- the walk ---------------------------------------------------------------------------
+def tensor_key(ref: str) -> str:
+    """A NodeDef input reference ("node" or "node:1") as "node:i"."""
+    return ref if ":" in ref else ref + ":0"
+
+
+def data_inputs(node) -> list[str]:
+    return [i for i in node.input if not i.startswith("^")]
+
+
+def topological_order(nodes: dict, outputs: list[str]) -> list:
+    """The nodes the outputs depend on through data edges, each after its inputs
+    (a GraphDef need not list them in order)."""
+    order, state = [], {}
+    for root in outputs:
+        stack = [(root, False)]
+        while stack:
+            name, expanded = stack.pop()
+            if expanded:
+                if state[name] != "done":
+                    state[name] = "done"
+                    order.append(nodes[name])
+                continue
+            if state.get(name) == "done":
+                continue
+            if state.get(name) == "open":
+                raise ExportError(f"the graph has a cycle through node {name}")
+            state[name] = "open"
+            stack.append((name, True))
+            for ref in reversed(data_inputs(nodes[name])):
+                source = tensor_key(ref).rsplit(":", 1)[0]
+                if state.get(source) != "done":
+                    stack.append((source, False))
+    return order
+
+
+def _check_shapes(L, node, results: tuple):
+    op = L.graph.get_operation_by_name(node.name)
+    for i, (got, tensor) in enumerate(zip(results, op.outputs)):
+        if got is None or tensor.shape.rank is None:
+            continue
+        lowered, recorded = L.shape(got), tensor.shape.as_list()
+        if len(lowered) != len(recorded) or any(w is not None and g != w for g, w in zip(lowered, recorded)):
+            raise ExportError(f"TensorFlow op '{node.op}': lowered shape {lowered} differs from TensorFlow's "
+                              f"recorded shape {tuple(recorded)} (node {node.name}, output {i})")
+
+
+def _is_stateful(L, node) -> bool:
+    return L.graph.get_operation_by_name(node.name).op_def.is_stateful
+
+
+# Ops that only relay out their first input: folding them keeps a variable's name.
+RELAYOUT_OPS = ("Reshape", "Squeeze", "ExpandDims", "Transpose")
+
+
+def lower_node(L, node):
+    """What `node` becomes: a tuple with one entry per output."""
+    if node.op == "Const":
+        return (tf.make_ndarray(node.attr["value"].tensor),)
+    inputs = [L.env[tensor_key(ref)] for ref in data_inputs(node)]
+    # Identities pass a constant through as the same array, so it keeps its name.
+    foldable = node.op not in PASS_THROUGH_OPS and not _is_stateful(L, node)
+    if inputs and foldable and all(isinstance(x, np.ndarray) for x in inputs):
+        # Every data input is constant: run the op in TensorFlow itself.
+        results = L.fold(node, {tensor_key(ref): x for ref, x in zip(data_inputs(node), inputs)})
+        if node.op in RELAYOUT_OPS:
+            L.name_like(results[0], inputs[0])
+        return results
+    lower = LOWERINGS.get(node.op)
+    if lower is None:
+        raise ExportError(f"TensorFlow op '{node.op}' has no rml lowering (node {node.name})")
+    try:
+        result = lower(L, *inputs)
+    except ExportError as e:
+        raise ExportError(f"TensorFlow op '{node.op}' (node {node.name}): {e}") from None
+    return result if isinstance(result, tuple) else (result,)
+
+
+def lower_graph(frozen, example_inputs, variable_names: dict[str, str], input_names: list[str] | None = None,
+                builder: Builder | None = None) -> Builder:
+    """Lowers a frozen concrete function into a Builder."""
+    b = builder or Builder()
+    L = Lowering(b, frozen.graph)
+    nodes = {n.name: n for n in frozen.graph.as_graph_def().node}
+    placeholders = [t.op.name for t in frozen.inputs]
+    if len(placeholders) != len(example_inputs):
+        raise ExportError(f"the traced function has {len(placeholders)} inputs, {len(example_inputs)} examples given")
+    names = input_names or [f"input.{i}" for i in range(len(placeholders))]
+    for placeholder, name, example in zip(placeholders, names, example_inputs):
+        L.env[placeholder + ":0"] = Value(b.input(name, example))
+    outputs = [t.name for t in frozen.outputs]
+    try:
+        for node in topological_order(nodes, [o.rsplit(":", 1)[0] for o in outputs]):
+            if node.op == "Placeholder":
+                if node.name + ":0" not in L.env:
+                    raise ExportError(f"placeholder {node.name} is not an input of the traced function")
+                continue
+            L.node = node
+            results = lower_node(L, node)
+            if node.op == "Const" and node.name in variable_names:
+                L.names[id(results[0])] = (results[0], variable_names[node.name])
+            _check_shapes(L, node, results)
+            for i, r in enumerate(results):
+                L.env[f"{node.name}:{i}"] = r
+        for i, out in enumerate(outputs):
+            name = "output" if len(outputs) == 1 else f"output.{i}"
+            try:
+                b.output(name, L.value(L.env[tensor_key(out)]))
+            except ExportError as e:
+                raise ExportError(f"{name} ({out}): {e}") from None
+    finally:
+        L.close()
+    return b
+
+
+def _is_keras_model(model) -> bool:
+    """Whether `model` is a Keras 3 (or tf_keras) Model, without importing Keras."""
+    return any(c.__name__ == "Model" and c.__module__.split(".")[0] in ("keras", "tf_keras")
+               for c in type(model).__mro__)
+
+
+def _traceable(model):
+    """`model` as a tf.function (Keras models are called in inference mode). No
+    autograph: tensor-dependent Python control flow would only become control-flow
+    ops, which have no lowering anyway."""
+    if hasattr(model, "get_concrete_function"):
+        return model
+    if _is_keras_model(model):
+        return tf.function(lambda *xs: model(xs[0] if len(xs) == 1 else list(xs), training=False), autograph=False)
+    return tf.function(lambda *xs: model(*xs), autograph=False)
+
+
+def freeze(model, example_inputs) -> tuple:
+    """(the frozen concrete function, {frozen Const node name: variable name})."""
+    specs = [tf.TensorSpec(x.shape, tf.as_dtype(x.dtype)) for x in example_inputs]
+    concrete = _traceable(model).get_concrete_function(*specs)
+    by_handle = {id(v.handle): v.name.removesuffix(":0") for v in concrete.variables}
+    # A captured variable enters the function as a placeholder; freezing turns that
+    # placeholder into a Const of the same name.
+    variable_names = {internal.op.name: by_handle[id(external)] for external, internal in concrete.graph.captures
+                      if id(external) in by_handle}
+    return convert_variables_to_constants_v2(concrete), variable_names
+
+
+def export(model, example_inputs, input_names: list[str] | None = None) -> Builder:
+    """Exports `model` called on `example_inputs` (a tuple of NumPy arrays) into a Builder."""
+    examples = tuple(np.asarray(x) for x in example_inputs)
+    frozen, variable_names = freeze(model, examples)
+    return lower_graph(frozen, examples, variable_names, input_names=input_names)

@@ -1,0 +1,297 @@
+"""The TensorFlow direct exporter: one test per TF op lowering, errors by name,
+and a Keras model beyond the zoo."""
+import json
+
+import numpy as np
+import pytest
+import torch  # noqa: F401  (first: torch's triton crashes if TensorFlow's LLVM loaded before it)
+import tensorflow as tf
+
+import rml
+from rml import from_tf
+from rml.from_tf import export, freeze
+
+RNG = np.random.default_rng(0)
+
+
+def f32(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def traced_op_types(fn, inputs) -> set[str]:
+    frozen, _ = freeze(fn, inputs)
+    return {n.op for n in frozen.graph.as_graph_def().node}
+
+
+def check(fn, *inputs, tmp_path, expected=None, op_type=None):
+    """Exports, evaluates (reference kernels) and runs (executor, fused and
+    unfused) against TensorFlow within atol 1e-5 + rtol 1e-4."""
+    if op_type is not None:  # the case really exercises the lowering it names
+        assert op_type in traced_op_types(fn, inputs), f"{op_type} not in the traced graph"
+    if expected is None:
+        expected = fn(*[tf.constant(x) for x in inputs])
+    expected = tuple(np.asarray(e) for e in (expected if isinstance(expected, (tuple, list)) else (expected,)))
+    names = [f"input.{i}" for i in range(len(inputs))]
+    builder = export(fn, inputs, input_names=names)
+    feeds = dict(zip(names, inputs))
+    outputs = ["output"] if len(expected) == 1 else [f"output.{i}" for i in range(len(expected))]
+
+    def agree(got):
+        for name, want in zip(outputs, expected):
+            np.testing.assert_allclose(got[name], want.astype(got[name].dtype), atol=1e-5, rtol=1e-4)
+
+    agree(builder.evaluate(feeds))
+    builder.write(str(tmp_path / "m.json"))
+    model = rml.load(str(tmp_path / "m.json"))
+    for fuse in (True, False):
+        agree(model.run(feeds, fuse=fuse))
+    return builder
+
+
+X = f32(2, 3, 4)
+POS = (RNG.random((2, 3, 4)) + 0.5).astype(np.float32)
+IMAGE = f32(2, 7, 7, 4)   # NHWC
+NCHW = f32(2, 4, 5, 5)
+
+TABLE = f32(6, 4)
+
+# (TF op type, function, inputs)
+ELEMENTWISE = {
+    "Neg": (tf.negative, X), "Abs": (tf.abs, X), "Exp": (tf.exp, X), "Log": (tf.math.log, POS),
+    "Sqrt": (tf.sqrt, POS), "Rsqrt": (tf.math.rsqrt, POS), "Tanh": (tf.tanh, X), "Sigmoid": (tf.sigmoid, X),
+    "Relu": (tf.nn.relu, X), "Relu6": (lambda x: tf.nn.relu6(x * 8), X),
+    "LeakyRelu": (lambda x: tf.nn.leaky_relu(x, 0.3), X), "Elu": (tf.nn.elu, X), "Erf": (tf.math.erf, X),
+    "Erfc": (tf.math.erfc, X), "Sin": (tf.sin, X), "Cos": (tf.cos, X), "Reciprocal": (tf.math.reciprocal, POS),
+    "Square": (tf.square, X), "Softmax": (tf.nn.softmax, X), "Pow": (lambda x: tf.pow(x, 3.0), X),
+    "AddV2": (lambda x: x + 1.5, X), "Sub": (lambda x: 2.0 - x, X), "Mul": (lambda x: x * x, X),
+    "RealDiv": (lambda x: x / 3.0, X), "Maximum": (lambda x: tf.maximum(x, 0.25), X),
+    "Minimum": (lambda x: tf.minimum(x, -0.25), X),
+    "SquaredDifference": (lambda x: tf.math.squared_difference(x, 0.5), X),
+    "AddN": (lambda x: tf.add_n([x, x * 2, x * 3]), X),
+    "ClipByValue": (lambda x: tf.raw_ops.ClipByValue(t=x, clip_value_min=-0.5, clip_value_max=0.5), X),
+    "SelectV2": (lambda x: tf.where(x > 0, x, x * 0.1), X),
+    "Select": (lambda x: tf.raw_ops.Select(condition=x[:, 0, 0] > 0, x=x, y=-x), X),
+    "Equal": (lambda x: tf.cast(tf.equal(x, x[:, :1]), tf.float32), X),
+    "NotEqual": (lambda x: tf.cast(tf.not_equal(tf.nn.relu(x), 0.0), tf.float32), X),
+    "Less": (lambda x: tf.cast(x < 0.5, tf.float32), X), "LessEqual": (lambda x: tf.cast(x <= 0, tf.float32), X),
+    "Greater": (lambda x: tf.cast(x > -0.5, tf.float32), X),
+    "GreaterEqual": (lambda x: tf.cast(x >= 0, tf.float32), X),
+    "LogicalAnd": (lambda x: tf.cast(tf.logical_and(x > 0, x < 1), tf.float32), X),
+    "LogicalOr": (lambda x: tf.cast(tf.logical_or(x < -1, x > 1), tf.float32), X),
+    "LogicalNot": (lambda x: tf.cast(tf.logical_not(x > 0), tf.float32), X),
+    "Cast": (lambda x: tf.cast(tf.cast(x * 4, tf.int32), tf.float32) + tf.cast(tf.cast(x > 0, tf.int32) * 2, tf.float32)
+             + tf.cast(tf.cast(x, tf.bool), tf.float32), X),
+}
+
+
+# tf.nn.gelu is written out by TensorFlow: erfc for the exact form, tanh for the approximation.
+GELU = {"gelu_erf": ("Erfc", lambda x: tf.nn.gelu(x)), "gelu_tanh": ("Tanh", lambda x: tf.nn.gelu(x, approximate=True))}
+
+
+@pytest.mark.parametrize("op_type", sorted(ELEMENTWISE))
+def test_elementwise_lowering(op_type, tmp_path):
+    fn, x = ELEMENTWISE[op_type]
+    check(fn, x, tmp_path=tmp_path, op_type=op_type)
+
+
+@pytest.mark.parametrize("name", sorted(GELU))
+def test_gelu_as_tensorflow_writes_it(name, tmp_path):
+    op_type, fn = GELU[name]
+    check(fn, X, tmp_path=tmp_path, op_type=op_type)
+
+
+SHAPES = {
+    "Reshape": (lambda x: tf.reshape(x, [6, 4]), X),
+    "Transpose": (lambda x: tf.transpose(x, [2, 0, 1]), X),
+    "ConcatV2": (lambda x: tf.concat([x, x * 2], -1), X),
+    "Pack": (lambda x: tf.stack([x, x + 1, x * 2], axis=1), X),
+    "Unpack": (lambda x: sum(a * (i + 1) for i, a in enumerate(tf.unstack(x, axis=2))), X),
+    "StridedSlice": (lambda x: x[:, 1:, ::2] + x[:, -2:, 1::2], X),
+    "StridedSlice_shrink": (lambda x: x[:, -1] * x[1, 2:3, :], X),
+    "StridedSlice_new_axis_ellipsis": (lambda x: x[..., None] * x[None, 1:2, ..., :1, tf.newaxis], X),
+    "StridedSlice_reversed": (lambda x: x[::-1, :, ::-2], X),
+    "Slice": (lambda x: tf.slice(x, [0, 1, 1], [2, -1, 2]), X),
+    "Split": (lambda x: tf.concat(tf.split(x, 2, axis=-1)[::-1], -1), X),
+    "SplitV": (lambda x: tf.concat(tf.split(x, [1, -1], axis=1)[::-1], 1), X),
+    "Squeeze": (lambda x: tf.squeeze(x[:, :1], 1) + tf.squeeze(x[:1, 1:2, :1]), X),
+    "ExpandDims": (lambda x: tf.expand_dims(x, -1) * tf.expand_dims(x, 1)[:, :, :, :, None], X),
+    "Tile": (lambda x: tf.tile(x, [1, 2, 3]), X),
+    "BroadcastTo": (lambda x: tf.broadcast_to(x[:, :1], [2, 3, 4]), X),
+    "Pad": (lambda x: tf.pad(x, [[0, 0], [1, 2], [0, 1]]), X),
+    "PadV2": (lambda x: tf.pad(x, [[1, 0], [0, 0], [2, 2]], constant_values=0.5), X),
+    "ReverseV2": (lambda x: tf.reverse(x, [0, -1]), X),
+    "Shape": (lambda x: tf.reshape(x, tf.concat([[6], tf.raw_ops.Shape(input=x)[2:]], 0)), X),
+    "Size": (lambda x: x * tf.cast(tf.raw_ops.Size(input=x), tf.float32), X),
+    "ZerosLike": (lambda x: tf.raw_ops.ZerosLike(x=x) + x, X),
+    "OnesLike": (lambda x: tf.raw_ops.OnesLike(x=x) * x, X),
+    "Fill": (lambda x: tf.fill([2, 3, 4], 2.0) * x, X),
+    "Range": (lambda x: x * tf.range(4.0), X),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_shape_lowering(name, tmp_path):
+    fn, x = SHAPES[name]
+    check(fn, x, tmp_path=tmp_path, op_type=name.split("_")[0])
+
+
+REDUCTIONS = {
+    "Sum": lambda x: tf.reduce_sum(x, [0, 2]), "Mean": lambda x: tf.reduce_mean(x, -1, keepdims=True),
+    "Max": lambda x: tf.reduce_max(x, 1), "Min": lambda x: tf.reduce_min(x, [1, 2], keepdims=True),
+    "Any": lambda x: tf.cast(tf.reduce_any(x > 1, 1), tf.float32),
+    "All": lambda x: tf.cast(tf.reduce_all(x > -1, -1), tf.float32),
+}
+
+
+@pytest.mark.parametrize("op_type", sorted(REDUCTIONS))
+def test_reduction_lowering(op_type, tmp_path):
+    check(REDUCTIONS[op_type], X, tmp_path=tmp_path, op_type=op_type)
+
+
+LINEAR = {
+    "MatMul": (lambda a, b: tf.matmul(a, b), (f32(3, 4), f32(4, 5))),
+    "MatMul_transposed": (lambda a, b: tf.matmul(a, b, transpose_a=True, transpose_b=True), (f32(4, 3), f32(5, 4))),
+    "BatchMatMulV2": (lambda a, b: tf.matmul(a, b), (f32(2, 3, 4), f32(2, 4, 5))),
+    "BatchMatMulV2_adjoint": (lambda a, b: tf.matmul(a, b, adjoint_a=True, adjoint_b=True),
+                              (f32(2, 4, 3), f32(2, 5, 4))),
+    "BatchMatMulV2_broadcast": (lambda a, b: tf.matmul(a, b), (f32(2, 3, 4), f32(4, 5))),
+    "BiasAdd": (lambda a, b: tf.nn.bias_add(a, b[0]), (f32(2, 3, 4), f32(1, 4))),
+    "BiasAdd_nchw": (lambda a, b: tf.nn.bias_add(a, b[0], data_format="NCHW"), (NCHW, f32(1, 4))),
+    "GatherV2": (lambda a, i: tf.gather(a, i, axis=1) + tf.gather(TABLE, i[0])[None],
+                 (f32(2, 6, 4), np.array([[1, 5, 0], [2, 2, 3]], np.int32))),
+    "TopKV2": (lambda a, b: tf.math.top_k(a + b, 3), (f32(2, 3, 6), f32(6))),
+    "ArgMax": (lambda a, b: tf.argmax(a + b, 1), (f32(2, 5, 3), f32(3))),
+    "ArgMin": (lambda a, b: tf.argmin(a * b, -1), (f32(2, 5, 3), f32(3))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINEAR))
+def test_linear_algebra_and_indexing_lowering(name, tmp_path):
+    fn, inputs = LINEAR[name]
+    check(fn, *inputs, tmp_path=tmp_path, op_type=name.split("_")[0])
+
+
+KERNEL, DEPTHWISE = f32(3, 3, 4, 6), f32(3, 3, 4, 2)
+SCALE, OFFSET, MEAN = f32(4) + 1, f32(4), f32(4)
+VARIANCE = np.abs(f32(4)) + 0.5
+CONVOLUTIONS = {
+    "Conv2D_same": lambda x: tf.nn.conv2d(x, KERNEL, 1, "SAME"),
+    "Conv2D_valid_strided": lambda x: tf.nn.conv2d(x, KERNEL, 2, "VALID"),
+    "Conv2D_dilated": lambda x: tf.nn.conv2d(x, KERNEL, 1, "SAME", dilations=2),
+    "Conv2D_explicit": lambda x: tf.nn.conv2d(x, KERNEL, 1, [[0, 0], [2, 2], [2, 2], [0, 0]]),
+    "Conv2D_grouped": lambda x: tf.nn.conv2d(x, KERNEL[:, :, :2], 1, "SAME"),
+    "DepthwiseConv2dNative": lambda x: tf.nn.depthwise_conv2d(x, DEPTHWISE, [1, 1, 1, 1], "SAME"),
+    "MaxPool_valid": lambda x: tf.nn.max_pool2d(x, 2, 2, "VALID"),
+    "MaxPool_same": lambda x: tf.nn.max_pool2d(x, 3, 1, "SAME"),
+    "AvgPool_valid": lambda x: tf.nn.avg_pool2d(x, 3, 2, "VALID"),
+    "AvgPool_same": lambda x: tf.nn.avg_pool2d(x, 3, 2, "SAME"),  # edge windows average real inputs only
+    "FusedBatchNormV3": lambda x: tf.compat.v1.nn.fused_batch_norm(
+        x, SCALE, OFFSET, MEAN, VARIANCE, epsilon=1e-3, is_training=False)[0],
+    "ResizeNearestNeighbor": lambda x: tf.image.resize(x, [14, 21], method="nearest"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONVOLUTIONS))
+def test_convolution_pool_and_image_lowering(name, tmp_path):
+    check(CONVOLUTIONS[name], IMAGE, tmp_path=tmp_path, op_type=name.split("_")[0])
+
+
+def test_nchw_bias_and_batch_norm(tmp_path):
+    fn = lambda x: tf.compat.v1.nn.fused_batch_norm(  # noqa: E731
+        x, SCALE, OFFSET, MEAN, VARIANCE, is_training=False, data_format="NCHW")[0]
+    check(fn, NCHW, tmp_path=tmp_path, op_type="FusedBatchNormV3")
+
+
+def test_asymmetric_same_padding_fails_by_name():
+    with pytest.raises(rml.ExportError, match=r"'Conv2D'.*SAME padding is asymmetric on the height axis"):
+        export(lambda x: tf.nn.conv2d(x, f32(2, 2, 4, 3), 1, "SAME"), (IMAGE,))
+    with pytest.raises(rml.ExportError, match=r"'MaxPool'.*SAME padding is asymmetric"):
+        export(lambda x: tf.nn.max_pool2d(x, 2, 2, "SAME"), (IMAGE,))
+
+
+def test_unequal_explicit_padding_fails_by_name():
+    with pytest.raises(rml.ExportError, match=r"'Conv2D'.*EXPLICIT padding .* is not equal on every side"):
+        export(lambda x: tf.nn.conv2d(x, KERNEL, 1, [[0, 0], [1, 2], [1, 1], [0, 0]]), (IMAGE,))
+
+
+def test_an_unsupported_tf_op_fails_by_name():
+    with pytest.raises(rml.ExportError, match=r"TensorFlow op 'Cumsum' has no rml lowering \(node Cumsum\)"):
+        export(lambda x: tf.math.cumsum(x, 1), (X,))
+
+
+def test_training_mode_batch_norm_fails_by_name():
+    with pytest.raises(rml.ExportError, match=r"'FusedBatchNormV3'.*is_training=True"):
+        export(lambda x: tf.compat.v1.nn.fused_batch_norm(x, SCALE, OFFSET, is_training=True)[0], (IMAGE,))
+
+
+def test_a_lowering_with_the_wrong_shape_fails_by_node(monkeypatch):
+    monkeypatch.setitem(from_tf.LOWERINGS, "Transpose", lambda L, x, perm: x)
+    with pytest.raises(rml.ExportError, match=r"'Transpose': lowered shape \(2, 3, 4\) differs from TensorFlow's "
+                                              r"recorded shape \(4, 2, 3\) \(node transpose"):
+        export(lambda x: tf.transpose(x, [2, 0, 1]), (X,))
+
+
+class Affine(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = tf.Variable(f32(4, 5), name="fc0.weight")
+        self.bias = tf.Variable(f32(5), name="fc0.bias")
+        self.mask = tf.constant(np.arange(5) < 3)
+
+    def __call__(self, x, scale):
+        # The mask, its cast and the reshaped bias are constant: they fold, no nodes.
+        y = tf.matmul(x, self.weight) + tf.reshape(self.bias, [1, 5])
+        return y * tf.cast(self.mask, tf.float32), tf.reduce_sum(y, -1) * scale
+
+
+def test_variables_become_named_constants_and_constants_fold(tmp_path):
+    module = Affine()
+    inputs = (f32(3, 4), f32(3))
+    builder = check(module, *inputs, tmp_path=tmp_path)
+    assert builder.node_count == 5  # matmul, add, mul; reduce_sum, mul
+    graph = json.loads((tmp_path / "m.json").read_text())
+    assert {v["name"] for v in graph["values"] if "name" in v} >= {"fc0.weight", "fc0.bias"}
+    assert [o["name"] for o in graph["outputs"]] == ["output.0", "output.1"]
+
+
+def test_inputs_follow_the_functions_order_and_names(tmp_path):
+    fn = tf.function(lambda a, b: a[:, :3] - 2.0 * b)
+    builder = export(fn, (f32(2, 5), f32(2, 3)), input_names=["first", "second"])
+    a, b = f32(2, 5), f32(2, 3)
+    got = builder.evaluate({"first": a, "second": b})["output"]
+    np.testing.assert_allclose(got, a[:, :3] - 2.0 * b, atol=1e-6)
+
+
+def test_nodes_are_walked_in_topological_order_whatever_the_graphdef_order():
+    frozen, _ = freeze(lambda x: tf.nn.relu(tf.matmul(x, TABLE[:4]) + 1.0) * 2.0, (f32(2, 4),))
+    nodes = {n.name: n for n in reversed(frozen.graph.as_graph_def().node)}
+    order = from_tf.topological_order(nodes, [t.op.name for t in frozen.outputs])
+    position = {n.name: i for i, n in enumerate(order)}
+    for node in order:
+        for ref in from_tf.data_inputs(node):
+            assert position[from_tf.tensor_key(ref).rsplit(":", 1)[0]] < position[node.name]
+
+
+def test_keras_functional_model_beyond_the_zoo(tmp_path):
+    import keras
+
+    inputs = keras.Input((8, 8, 3))
+    h = keras.layers.Conv2D(6, 3, padding="same", activation="relu")(inputs)
+    h = keras.layers.BatchNormalization()(h)
+    h = keras.layers.MaxPooling2D(2)(h)
+    h = keras.layers.Flatten()(h)
+    h = keras.layers.Dropout(0.5)(h)
+    h = keras.layers.Dense(16, activation="gelu")(h)
+    outputs = keras.layers.Dense(4, activation="softmax")(h)
+    model = keras.Model(inputs, outputs)
+    bn = model.layers[2]
+    bn.moving_mean.assign(RNG.uniform(-0.5, 0.5, 6).astype(np.float32))  # non-trivial statistics
+    bn.moving_variance.assign(RNG.uniform(0.5, 2.0, 6).astype(np.float32))
+    bn.gamma.assign(RNG.uniform(0.5, 1.5, 6).astype(np.float32))
+    bn.beta.assign(RNG.uniform(-0.5, 0.5, 6).astype(np.float32))
+    x = f32(2, 8, 8, 3)
+    expected = model(x, training=False)
+    builder = check(model, x, tmp_path=tmp_path, expected=expected)
+    graph = json.loads((tmp_path / "m.json").read_text())
+    assert "dense/kernel" in {v.get("name") for v in graph["values"]}
+    assert builder.node_count > 0
