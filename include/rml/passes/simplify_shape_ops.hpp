@@ -19,7 +19,7 @@ struct SimplifyShapeOps {
     for (std::size_t n = 0; n < count; ++n) {
       const Node node = rw.graph().nodes[n];
       if (!is_live(rw, node)) continue;
-      if (const auto* reshape = std::get_if<Reshape>(&node.op)) simplify_reshape(rw, node);
+      if (holds<Reshape>(node.op)) simplify_reshape(rw, node);
       else if (const auto* transpose = std::get_if<Transpose>(&node.op)) simplify_transpose(rw, node, *transpose);
       else if (holds<Maximum>(node.op)) drop_bound(rw, node, -std::numeric_limits<float>::infinity());
       else if (holds<Minimum>(node.op)) drop_bound(rw, node, std::numeric_limits<float>::infinity());

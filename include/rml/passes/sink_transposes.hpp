@@ -73,7 +73,10 @@ struct SinkTransposes {
     if (full.size() > perm.size()) return std::nullopt;
     full.insert(full.begin(), perm.size() - full.size(), 1);
     const Tensor reshaped = compute(Reshape{full}, {&rw.data(c)});
-    return rw.add_constant(compute(Transpose{perm}, {&reshaped}));
+    // A parameter keeps its name when this permuted copy replaces its only use.
+    std::string name;
+    if (rw.single_use(c)) std::swap(name, rw.graph().values[c].name);
+    return rw.add_constant(compute(Transpose{perm}, {&reshaped}), std::move(name));
   }
 };
 

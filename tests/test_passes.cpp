@@ -1,0 +1,328 @@
+// The clean-up passes on small hand-built graphs: each fires where it should,
+// leaves near-misses alone, and keeps the reference evaluation within 1e-6
+// (bit for bit for pure shape rewrites and the step-projection hoist). Then
+// every committed fixture's node count against the specification's.
+#include "fixture_util.hpp"
+
+#include <cmath>
+#include <map>
+#include <numbers>
+
+#include "rml/builder.hpp"
+#include "rml/passes/passes.hpp"
+
+using namespace rml;
+using namespace rml::test;
+
+namespace {
+
+Tensor random_tensor(const Shape& shape, unsigned seed, float lo = -2, float hi = 2) {
+  Rng rng(seed);
+  return uniform(rng, shape, lo, hi);
+}
+
+std::size_t count(const Graph& g, std::string_view op) {
+  return static_cast<std::size_t>(
+      std::count_if(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return op_name(n.op) == op; }));
+}
+
+/// The builder's graph before and after `passes`, evaluated on its input examples.
+struct Rewrite {
+  Graph before, after;
+  passes::PassReport report;
+  TensorMap inputs;
+
+  Rewrite(const Builder& b, std::vector<std::string> names) : before(without_dead_code(b.graph())), after(before) {
+    report = passes::run_passes(after, std::move(names));
+    for (const NamedValue& in : before.inputs) inputs.emplace(in.name, b.example(in.value));
+  }
+
+  /// "" when every output agrees within atol + rtol (both 0: bit for bit).
+  std::string difference(double tolerance) const {
+    const TensorMap want = evaluate(before, inputs), got = evaluate(after, inputs);
+    std::string text;
+    for (const auto& [name, value] : want) {
+      const Tensor& other = got.at(name);
+      if (tolerance == 0) {
+        if (!other.bitwise_equal(value)) text += "output '" + name + "' is not bit for bit the same\n";
+      } else if (auto wrong = mismatch(other, value, tolerance, tolerance); !wrong.empty()) {
+        text += "output '" + name + "': " + wrong + "\n";
+      }
+    }
+    return text;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("simplify_shape_ops: identities vanish, chains collapse, reshape of a reduction keeps dims") {
+  Builder b;
+  const auto x = b.input("x", random_tensor({2, 3, 4}, 1));
+  auto y = b.op(Reshape{{2, 3, 4}}, {x});                              // identity
+  y = b.op(Reshape{{6, 4}}, {b.op(Reshape{{3, 2, 4}}, {y})});          // reshape of reshape
+  y = b.op(Transpose{{1, 0}}, {b.op(Transpose{{1, 0}}, {y})});         // cancels
+  y = b.op(Reshape{{2, 3, 4}}, {y});
+  const auto mean = b.op(Reshape{{2, 3, 1}}, {b.op(ReduceMean{{2}}, {y})});  // keep_dims in disguise
+  b.output("y", b.op(Sub{}, {y, mean}));
+  const Rewrite r(b, {"simplify_shape_ops"});
+  CHECK(count(r.after, "transpose") == 0);
+  CHECK(count(r.after, "reshape") == 0);
+  CHECK(r.after.nodes.size() == 2);
+  CHECK(std::get<ReduceMean>(r.after.nodes[0].op).keep_dims);
+  CHECK(r.difference(0).empty());
+}
+
+TEST_CASE("simplify_shape_ops: near misses stay") {
+  Builder b;
+  const auto x = b.input("x", random_tensor({2, 3}, 2));
+  b.output("copy", b.op(Reshape{{2, 3}}, {x}));  // an output must stay computed, even as an identity
+  const auto sum = b.op(ReduceSum{{1}}, {x});
+  b.output("moved", b.op(Reshape{{1, 2}}, {sum}));  // not the keep_dims shape [2, 1]
+  const Rewrite r(b, {"simplify_shape_ops"});
+  CHECK(r.after.nodes.size() == r.before.nodes.size());
+  CHECK_FALSE(std::get<ReduceSum>(r.after.nodes[1].op).keep_dims);
+}
+
+TEST_CASE("sink_transposes: a convolution's NHWC round trip cancels across bias and relu") {
+  Builder b;
+  const auto x = b.input("x", random_tensor({1, 4, 4, 2}, 3));  // NHWC, as TensorFlow hands it over
+  const auto w1 = b.constant(random_tensor({3, 2, 3, 3}, 4)), w2 = b.constant(random_tensor({2, 3, 1, 1}, 5));
+  const auto bias = b.constant(random_tensor({3}, 6));
+  auto conv = [&](ValueId nhwc, ValueId w) {
+    const auto nchw = b.op(Conv2d{.pads = {1, 1, 1, 1}}, {b.op(Transpose{{0, 3, 1, 2}}, {nhwc}), w});
+    return b.op(Transpose{{0, 2, 3, 1}}, {nchw});
+  };
+  auto h = b.op(Relu{}, {b.op(Add{}, {conv(x, w1), bias})});
+  b.output("y", conv(h, w2));
+  const Rewrite r(b, {});
+  CHECK(count(r.before, "transpose") == 4);
+  CHECK(count(r.after, "transpose") == 2);  // only the graph's own NHWC entry and exit remain
+  CHECK(r.difference(0).empty());
+}
+
+TEST_CASE("sink_transposes: a transpose with two readers stays put") {
+  Builder b;
+  const auto x = b.input("x", random_tensor({2, 3}, 7));
+  const auto t = b.op(Transpose{{1, 0}}, {x});
+  b.output("a", b.op(Relu{}, {t}));
+  b.output("b", b.op(Tanh{}, {t}));
+  const Rewrite r(b, {"sink_transposes"});
+  CHECK(r.report.edits.empty());
+}
+
+TEST_CASE("drop_implicit_broadcasts and shrink_broadcast_constants") {
+  Builder b;
+  const auto x = b.input("x", random_tensor({4, 3}, 8));
+  const auto row = b.input("row", random_tensor({3}, 9));
+  auto y = b.op(Add{}, {x, b.op(BroadcastTo{{4, 3}}, {row})});  // add broadcasts anyway
+  y = b.op(Mul{}, {y, b.op(Reshape{{1, 3}}, {row})});            // only prepends a 1
+  Tensor repeated(TensorType{DType::f32, {4, 3}});                // the same row four times
+  for (int i = 0; i < 12; ++i) repeated.values<float>()[i] = float(i % 3) + 0.5f;
+  y = b.op(Sub{}, {y, b.constant(repeated, "bias.tiled")});
+  // Near misses: this broadcast decides the output shape, and this constant's rows differ.
+  const auto small = b.input("small", random_tensor({1, 3}, 10));
+  b.output("grown", b.op(Add{}, {small, b.op(BroadcastTo{{4, 3}}, {row})}));
+  b.output("y", b.op(Add{}, {y, b.constant(random_tensor({4, 3}, 11))}));
+  const Rewrite r(b, {"drop_implicit_broadcasts", "shrink_broadcast_constants"});
+  CHECK(count(r.after, "broadcast_to") == 1);
+  CHECK(count(r.after, "reshape") == 0);
+  bool shrunk = false, kept_full = false;
+  for (const Value& v : r.after.values) {
+    if (v.name == "bias.tiled") shrunk = v.type.shape == Shape{1, 3};
+    if (v.kind == ValueKind::constant && v.name.empty() && v.type.shape == Shape{4, 3}) kept_full = true;
+  }
+  CHECK(shrunk);
+  CHECK(kept_full);
+  CHECK(r.difference(0).empty());
+}
+
+TEST_CASE("unbatch_matmul_weights: equal batch slices become one matrix, unequal ones stay") {
+  Builder b;
+  const auto x = b.input("x", random_tensor({2, 3, 4}, 12));
+  const Tensor slice = random_tensor({1, 4, 5}, 13);
+  Tensor same(TensorType{DType::f32, {2, 4, 5}});
+  for (int i = 0; i < 20; ++i) same.values<float>()[i] = same.values<float>()[i + 20] = slice.values<float>()[i];
+  b.output("same", b.op(MatMul{}, {x, b.constant(same, "w")}));
+  b.output("differ", b.op(MatMul{}, {x, b.constant(random_tensor({2, 4, 5}, 14))}));
+  const Rewrite r(b, {"unbatch_matmul_weights"});
+  CHECK(r.report.edits.at("unbatch_matmul_weights") >= 1);
+  std::size_t two_d = 0;
+  for (const Node& n : r.after.nodes) two_d += r.after.type(n.inputs[1]).shape.size() == 2;
+  CHECK(two_d == 1);
+  CHECK(r.difference(0).empty());
+}
+
+TEST_CASE("hoist_step_projections: an unrolled loop's input products become one, bit for bit") {
+  Builder b;
+  const auto x = b.input("x", random_tensor({5, 2, 3}, 15));  // time-major
+  const auto w = b.constant(random_tensor({3, 4}, 16), "w_ih");
+  const auto u = b.constant(random_tensor({4, 4}, 17), "w_hh");
+  const auto other = b.constant(random_tensor({3, 4}, 18));
+  auto h = b.op(Tanh{}, {b.op(MatMul{}, {b.op(Reshape{{2, 3}}, {b.op(Slice{{0}, {0}, {1}, {}}, {x})}), w})});
+  for (std::int64_t t = 1; t < 5; ++t) {
+    const auto x_t = b.op(Reshape{{2, 3}}, {b.op(Slice{{0}, {t}, {t + 1}, {}}, {x})});
+    h = b.op(Tanh{}, {b.op(Add{}, {b.op(MatMul{}, {x_t, w}), b.op(MatMul{}, {h, u})})});
+  }
+  b.output("h", h);
+  // A near miss: one step's product with a different weight is not part of the group.
+  b.output("odd", b.op(MatMul{}, {b.op(Reshape{{2, 3}}, {b.op(Slice{{0}, {2}, {3}, {}}, {x})}), other}));
+  const Rewrite r(b, {"hoist_step_projections"});
+  CHECK(count(r.before, "matmul") == 10);
+  CHECK(count(r.after, "matmul") == 1 + 4 + 1);  // one hoisted product, the recurrent ones, the odd one
+  CHECK(r.difference(0).empty());
+}
+
+TEST_CASE("fuse_reductions: mean and softmax, and their near misses") {
+  Builder b;
+  const auto x = b.input("x", random_tensor({2, 5}, 19));
+  const auto n = b.constant(Tensor::from<float>({}, {5}));
+  b.output("mean", b.op(Div{}, {b.op(ReduceSum{{1}}, {x}), n}));
+  b.output("not_mean", b.op(Div{}, {b.op(ReduceSum{{1}}, {x}), b.constant(Tensor::from<float>({}, {4}))}));
+  auto softmax = [&](ValueId max_of) {
+    const auto e = b.op(Exp{}, {b.op(Sub{}, {x, b.op(ReduceMax{{1}, true}, {max_of})})});
+    return b.op(Div{}, {e, b.op(ReduceSum{{1}, true}, {e})});
+  };
+  b.output("softmax", softmax(x));
+  const auto y = b.input("y", random_tensor({2, 5}, 20));
+  b.output("other_max", softmax(y));  // shifted by another tensor's max: not a softmax of x
+  const Rewrite r(b, {"fuse_reductions"});
+  CHECK(count(r.after, "reduce_mean") == 1);
+  CHECK(count(r.after, "softmax") == 1);
+  CHECK(count(r.after, "div") == 2);  // the wrong divisor and the other-max chain
+  CHECK(r.difference(1e-6).empty());
+}
+
+TEST_CASE("eliminate_common_subexpressions and share_identical_constants") {
+  Builder b;
+  const auto x = b.input("x", random_tensor({3}, 21));
+  const auto c1 = b.constant(random_tensor({3}, 22), "scale"), c2 = b.constant(random_tensor({3}, 22));
+  const auto a1 = b.op(Mul{}, {x, c1}), a2 = b.op(Mul{}, {c2, x});  // the same product once constants are shared
+  const auto s1 = b.op(Softmax{.axis = 0}, {x}), s2 = b.op(Softmax{.axis = -1}, {x});  // different attributes
+  b.output("y", b.op(Add{}, {b.op(Add{}, {a1, a2}), b.op(Add{}, {s1, s2})}));
+  const Rewrite r(b, {"share_identical_constants", "eliminate_common_subexpressions"});
+  CHECK(count(r.after, "mul") == 1);
+  CHECK(count(r.after, "softmax") == 2);
+  std::size_t constants = 0;
+  for (const Value& v : r.after.values) constants += v.kind == ValueKind::constant;
+  CHECK(constants == 1);
+  CHECK(std::any_of(r.after.values.begin(), r.after.values.end(), [](const Value& v) { return v.name == "scale"; }));
+  CHECK(r.difference(0).empty());
+}
+
+namespace {
+
+/// (x - mean) * rsqrt(mean((x - mean)^2) + eps) over `axis`, times scale, plus bias.
+ValueId written_layer_norm(Builder& b, ValueId x, std::int64_t axis, ValueId scale, ValueId bias, bool scale_first) {
+  const auto mean = b.op(ReduceMean{{axis}, true}, {x});
+  const auto centred = b.op(Sub{}, {x, mean});
+  const auto variance = b.op(ReduceMean{{axis}, true}, {b.op(Mul{}, {centred, centred})});
+  const auto inv = b.op(Rsqrt{}, {b.op(Add{}, {variance, b.constant(Tensor::from<float>({}, {1e-5f}))})});
+  const auto product = scale_first ? b.op(Mul{}, {centred, b.op(Mul{}, {inv, scale})})
+                                   : b.op(Mul{}, {b.op(Mul{}, {centred, inv}), scale});
+  return b.op(Add{}, {product, bias});
+}
+
+}  // namespace
+
+TEST_CASE("fuse_layer_norm: folds the scale and bias, in either multiplication order; not over another axis") {
+  Builder b;
+  const auto x = b.input("x", random_tensor({2, 3, 8}, 23));
+  const auto scale = b.constant(random_tensor({8}, 24, 0.5f, 1.5f), "ln.weight");
+  const auto bias = b.constant(random_tensor({8}, 25), "ln.bias");
+  b.output("a", written_layer_norm(b, x, 2, scale, bias, false));
+  const auto x2 = b.input("x2", random_tensor({4, 8}, 32));
+  b.output("b", written_layer_norm(b, x2, -1, scale, bias, true));
+  const auto column_scale = b.constant(random_tensor({3, 1}, 26)), column_bias = b.constant(random_tensor({3, 1}, 27));
+  b.output("over_axis_1", written_layer_norm(b, x, 1, column_scale, column_bias, false));
+  const Rewrite r(b, {});
+  CHECK(count(r.after, "layer_norm") == 2);
+  CHECK(count(r.after, "rsqrt") == 1);  // the axis-1 one is left written out
+  for (const Node& n : r.after.nodes)
+    if (holds<LayerNorm>(n.op)) CHECK(n.inputs.size() == 3);
+  CHECK(r.difference(1e-6).empty());
+}
+
+TEST_CASE("fuse_gelu: erf and tanh forms in any multiplication order; a wrong constant is left alone") {
+  Builder b;
+  const auto x = b.input("x", random_tensor({4, 6}, 28, -4, 4));
+  auto scalar = [&](double v) { return b.constant(Tensor::from<float>({}, {float(v)})); };
+  const auto one = scalar(1), half = scalar(0.5);
+  // 0.5 * x * (1 + erf(x / sqrt 2))
+  const auto erf_term = b.op(Add{}, {one, b.op(Erf{}, {b.op(Div{}, {x, scalar(std::numbers::sqrt2)})})});
+  b.output("erf", b.op(Mul{}, {b.op(Mul{}, {half, x}), erf_term}));
+  // x * (0.5 * (1 - erf(-x * 0.7071...)))  (JAX's erfc form)
+  const auto negated = b.op(Mul{}, {b.op(Neg{}, {x}), scalar(std::numbers::sqrt2 / 2)});
+  b.output("erfc", b.op(Mul{}, {x, b.op(Mul{}, {half, b.op(Sub{}, {one, b.op(Erf{}, {negated})})})}));
+  // (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x*x*x))) * 0.5 * x
+  auto tanh_form = [&](double coefficient) {
+    const auto cube = b.op(Mul{}, {b.op(Mul{}, {x, x}), x});
+    const auto inner = b.op(Add{}, {x, b.op(Mul{}, {scalar(coefficient), cube})});
+    const auto t = b.op(Tanh{}, {b.op(Mul{}, {scalar(std::sqrt(2 / std::numbers::pi)), inner})});
+    return b.op(Mul{}, {b.op(Mul{}, {b.op(Add{}, {one, t}), half}), x});
+  };
+  b.output("tanh", tanh_form(0.044715));
+  b.output("not_gelu", tanh_form(0.05));
+  const Rewrite r(b, {"fuse_gelu"});
+  std::map<std::string, int> forms;
+  for (const Node& n : r.after.nodes)
+    if (const auto* g = std::get_if<Gelu>(&n.op)) ++forms[g->approximate];
+  CHECK(forms["none"] == 2);
+  CHECK(forms["tanh"] == 1);
+  CHECK(count(r.after, "tanh") == 1);  // the 0.05 one stays written out
+  CHECK(r.difference(1e-6).empty());
+}
+
+TEST_CASE("fuse_attention: written-out causal attention becomes sdpa") {
+  Builder b;
+  const auto q = b.input("q", random_tensor({2, 2, 5, 4}, 29));
+  const auto k = b.input("k", random_tensor({2, 2, 5, 4}, 30));
+  const auto v = b.input("v", random_tensor({2, 2, 5, 4}, 31));
+  const auto scores = b.op(Mul{}, {b.op(MatMul{}, {q, b.op(Transpose{{0, 1, 3, 2}}, {k})}),
+                                  b.constant(Tensor::from<float>({}, {0.5f}))});
+  Tensor keep(TensorType{DType::f32, {5, 5}});
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j) keep.values<float>()[i * 5 + j] = j <= i ? 1.0f : 0.0f;
+  const auto masked = b.op(Select{}, {b.constant(keep), scores,
+                                      b.constant(Tensor::from<float>({}, {-std::numeric_limits<float>::infinity()}))});
+  b.output("y", b.op(MatMul{}, {b.op(Softmax{}, {masked}), v}));
+  const Rewrite r(b, {});
+  REQUIRE(r.after.nodes.size() == 1);
+  const Sdpa& sdpa = std::get<Sdpa>(r.after.nodes[0].op);
+  CHECK(sdpa.causal);
+  CHECK(sdpa.scale == 0.5);
+  CHECK(r.difference(1e-6).empty());
+}
+
+TEST_CASE("an unknown pass is named") {
+  Graph g;
+  CHECK_THROWS_WITH_AS(passes::run_passes(g, {"fuse_everything"}), doctest::Contains("unknown pass 'fuse_everything'"),
+                       Error);
+}
+
+// The specification's tiny node counts per model and route (direct: torch, jax,
+// tf; StableHLO: stablehlo_torch, stablehlo_jax, stablehlo_tf).
+const std::map<std::string, std::array<int, 6>> kSpecNodeCounts{
+    {"mlp", {8, 8, 8, 11, 8, 9}},         {"cnn", {10, 19, 12, 18, 19, 18}},
+    {"transformer_block", {32, 42, 29, 50, 42, 37}}, {"layernorm_gelu", {6, 6, 4, 7, 6, 7}},
+    {"vit", {77, 95, 68, 113, 95, 84}},   {"encoder", {71, 96, 61, 106, 96, 78}},
+    {"tiny_gpt", {71, 98, 63, 108, 98, 80}}, {"rnn", {46, 42, 41, 41, 42, 42}},
+    {"lstm", {106, 102, 101, 101, 147, 102}}, {"ssm", {27, 34, 28, 28, 45, 33}},
+    {"autoencoder", {14, 14, 14, 19, 17, 15}}, {"vae", {20, 20, 20, 26, 23, 21}},
+    {"gan_generator", {9, 9, 9, 12, 9, 10}}, {"diffusion_mlp", {14, 14, 15, 17, 14, 16}},
+    {"unet", {23, 29, 34, 27, 29, 39}},   {"gcn", {14, 11, 7, 13, 11, 12}},
+    {"two_tower", {12, 12, 12, 16, 12, 13}}, {"clip", {21, 30, 22, 25, 30, 23}},
+    {"moe", {57, 63, 43, 68, 64, 63}}};
+
+TEST_CASE("no fixture has more nodes than the specification's count for its model and route") {
+  int checked = 0;
+  for (std::size_t r = 0; r < kRoutes.size(); ++r)
+    for (const auto& [model, counts] : kSpecNodeCounts) {
+      const fs::path path = fixture_path(kRoutes[r], model);
+      if (!fs::exists(path)) continue;
+      const Graph g = read_graph(path);
+      INFO(path.filename().string());
+      CHECK(static_cast<int>(g.nodes.size()) <= counts[r]);
+      ++checked;
+    }
+  CHECK(checked >= 57);
+}
