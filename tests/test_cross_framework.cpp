@@ -1,9 +1,10 @@
-// Cross-framework agreement on the direct routes, with no Python. Matching each
+// Cross-framework agreement over all six routes, with no Python. Matching each
 // framework separately does not prove the three zoo definitions are one model:
-// for every zoo model this requires the torch, jax and tf fixtures' golden
-// inputs to be identical, then compares all results pairwise within 1e-5
-// absolute: the three frameworks' outputs and rml's run of each graph, fused
-// and unfused. It fails if a model lacks a route or fewer than 19 are present.
+// for every zoo model this requires the golden inputs of the torch, jax, tf,
+// stablehlo_torch, stablehlo_jax and stablehlo_tf fixtures to be identical,
+// then compares all results pairwise within 1e-5 absolute: each route's
+// framework output and rml's run of its graph, fused and unfused (18 results).
+// It fails if a model lacks a route or fewer than 19 are present.
 #include "fixture_util.hpp"
 
 using namespace rml;
@@ -11,7 +12,6 @@ using namespace rml::test;
 
 namespace {
 
-const std::vector<std::string> kDirectRoutes{"torch", "jax", "tf"};
 
 struct Result {
   std::string label;
@@ -48,7 +48,7 @@ std::string input_difference(const TensorMap& a, const TensorMap& b) {
 
 }  // namespace
 
-TEST_CASE("every zoo model agrees across the three direct routes and rml, pairwise within 1e-5") {
+TEST_CASE("every zoo model agrees across all six routes and rml, pairwise within 1e-5") {
   const auto models = zoo_models();
   REQUIRE(models.size() == 19);
   int compared = 0;
@@ -57,7 +57,7 @@ TEST_CASE("every zoo model agrees across the three direct routes and rml, pairwi
     std::vector<Result> results;
     TensorMap first_inputs;
     bool complete = true;
-    for (const std::string& route : kDirectRoutes) {
+    for (const std::string& route : kRoutes) {
       if (!fs::exists(fixture_path(route, model))) {
         FAIL_CHECK("missing fixture " << fixture_path(route, model).filename());
         complete = false;
@@ -74,7 +74,7 @@ TEST_CASE("every zoo model agrees across the three direct routes and rml, pairwi
       }
       if (first_inputs.empty()) first_inputs = inputs;
       const std::string differs = input_difference(inputs, first_inputs);
-      CHECK_MESSAGE(differs.empty(), route << "'s golden inputs are not " << kDirectRoutes[0] << "'s: " << differs);
+      CHECK_MESSAGE(differs.empty(), route << "'s golden inputs are not " << kRoutes[0] << "'s: " << differs);
       results.insert(results.end(), these.begin(), these.end());
     }
     if (!complete) continue;

@@ -324,5 +324,5 @@ TEST_CASE("no fixture has more nodes than the specification's count for its mode
       CHECK(static_cast<int>(g.nodes.size()) <= counts[r]);
       ++checked;
     }
-  CHECK(checked >= 57);
+  CHECK(checked == 114);
 }

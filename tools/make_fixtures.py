@@ -83,10 +83,86 @@ def tf_route(model: str):
     return export(module, inputs, input_names=names), dict(zip(names, inputs)), {"output": output}
 
 
+_TORCH_MLIR: dict[str, tuple[str, dict]] = {}  # model -> torch-mlir's (text, parameters)
+
+
+def prepare_torch_mlir(models: list[str]) -> None:
+    """Converts every model with torch-mlir in one subprocess (it starts slowly)."""
+    import torch
+
+    from rml.from_stablehlo import torch_modules
+    from zoo.torch_zoo import build
+
+    items = []
+    for model in models:
+        module, make_inputs = build(model)
+        items.append((module.eval(), make_inputs(BATCH)))
+    with torch.no_grad():
+        _TORCH_MLIR.update(zip(models, torch_modules(items)))
+
+
+def stablehlo_torch_route(model: str):
+    """PyTorch through torch-mlir's StableHLO and the importer."""
+    from rml.from_stablehlo import export
+
+    if model not in _TORCH_MLIR:
+        prepare_torch_mlir([model])
+    _, inputs, outputs = _torch_reference(model)
+    text, parameters = _TORCH_MLIR[model]
+    return export(text, parameters, list(inputs.values())), inputs, outputs
+
+
+def _torch_reference(model: str):
+    """({input name: array}, {"output": PyTorch's output}) on the fixture inputs."""
+    import torch
+
+    from zoo.torch_zoo import build
+
+    torch.set_num_threads(1)
+    module, make_inputs = build(model)
+    inputs = make_inputs(BATCH)
+    with torch.no_grad():
+        output = module.eval()(*inputs).numpy()
+    return None, {f"input.{i}": t.numpy() for i, t in enumerate(inputs)}, {"output": output}
+
+
+def stablehlo_jax_route(model: str):
+    """JAX through jax.export's StableHLO and the importer."""
+    import jax
+
+    from rml.from_stablehlo import export_jax
+    from zoo.jax_zoo import build
+
+    fn, params, make_inputs = build(model)
+    inputs = make_inputs(BATCH)
+    output = np.asarray(jax.jit(fn)(params, *inputs))
+    names = [f"input.{i}" for i in range(len(inputs))]
+    return export_jax(fn, params, inputs, input_names=names), dict(zip(names, inputs)), {"output": output}
+
+
+def stablehlo_tf_route(model: str):
+    """TensorFlow through XLA's StableHLO stage and the importer."""
+    import tensorflow as tf
+
+    from rml.from_stablehlo import export_tf
+    from zoo.tf_zoo import build
+
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    module, make_inputs = build(model)
+    inputs = make_inputs(BATCH)
+    output = tf.function(module)(*(tf.constant(x) for x in inputs)).numpy()
+    names = [f"input.{i}" for i in range(len(inputs))]
+    return export_tf(module, inputs, input_names=names), dict(zip(names, inputs)), {"output": output}
+
+
 # Routes in the order they run: PyTorch first (the spec notes torch.export must
-# load before TensorFlow's or jaxlib's LLVM). A later issue adds the three
-# StableHLO routes.
-ROUTES: dict[str, Callable] = {"torch": torch_route, "jax": jax_route, "tf": tf_route}
+# load before TensorFlow's or jaxlib's LLVM; torch-mlir runs in a subprocess).
+ROUTES: dict[str, Callable] = {"torch": torch_route, "jax": jax_route, "tf": tf_route,
+                               "stablehlo_torch": stablehlo_torch_route, "stablehlo_jax": stablehlo_jax_route,
+                               "stablehlo_tf": stablehlo_tf_route}
+# Work a route does once for all its models before the first one.
+PREPARE: dict[str, Callable] = {"stablehlo_torch": prepare_torch_mlir}
 
 
 def check_close(got: np.ndarray, want: np.ndarray, what: str) -> float:
@@ -133,7 +209,12 @@ def main(argv=None) -> int:
             parser.error(f"unknown {kind} {', '.join(unknown)} (known: {', '.join(known)})")
     args.out.mkdir(parents=True, exist_ok=True)
     total = len(models) * len(routes)
+    prepared = set()
     for i, (route, model) in enumerate(((r, m) for r in routes for m in models), 1):
+        if route in PREPARE and route not in prepared:
+            print(f"preparing {route} for {len(models)} models ...", flush=True)
+            PREPARE[route](models)
+            prepared.add(route)
         start = time.perf_counter()
         summary = make_fixture(route, model, args.out)
         print(f"[{i:3d}/{total}] {route}_{model:<18s} {summary}  ({time.perf_counter() - start:.1f} s)", flush=True)

@@ -10,6 +10,7 @@
 
 #include "rml/passes/broadcasts.hpp"
 #include "rml/passes/common_subexpressions.hpp"
+#include "rml/passes/elementwise_functions.hpp"
 #include "rml/passes/fuse_attention.hpp"
 #include "rml/passes/fuse_gelu.hpp"
 #include "rml/passes/fuse_layer_norm.hpp"
@@ -41,7 +42,8 @@ struct PassList {
 
 /// In the order a round runs them.
 using All = PassList<SimplifyShapeOps, SinkTransposes, DropImplicitBroadcasts, ShrinkBroadcastConstants,
-                     UnbatchMatmulWeights, HoistStepProjections, FuseReductions, FuseAttention,
+                     UnbatchMatmulWeights, HoistStepProjections, FuseReductions, RecogniseElementwiseFunctions,
+                     FuseAttention,
                      EliminateCommonSubexpressions, FuseLayerNorm, FuseGelu, ShareIdenticalConstants,
                      EliminateDeadCode>;
 

@@ -1,8 +1,10 @@
 // simplify_shape_ops: identity reshapes and transposes vanish, reshape of
 // reshape and transpose of transpose collapse, and a reshape that restores a
-// reduction's rank becomes the reduction with keep_dims. Two value identities
-// go too: max(x, -inf) and min(x, +inf) (jax.nn.softmax clamps its max so),
-// when they do not broadcast x.
+// reduction's rank becomes the reduction with keep_dims. Value identities go
+// too, when they do not broadcast x: max(x, -inf) and min(x, +inf)
+// (jax.nn.softmax clamps its max so), x + 0, x - 0 (an unrolled loop's zero
+// initial state folds its first product to zeros), x * 1 and x / 1. Only
+// x + 0 can change a bit: -0 + 0 is +0.
 #pragma once
 
 #include <limits>
@@ -21,8 +23,12 @@ struct SimplifyShapeOps {
       if (!is_live(rw, node)) continue;
       if (holds<Reshape>(node.op)) simplify_reshape(rw, node);
       else if (const auto* transpose = std::get_if<Transpose>(&node.op)) simplify_transpose(rw, node, *transpose);
-      else if (holds<Maximum>(node.op)) drop_bound(rw, node, -std::numeric_limits<float>::infinity());
-      else if (holds<Minimum>(node.op)) drop_bound(rw, node, std::numeric_limits<float>::infinity());
+      else if (holds<Maximum>(node.op)) drop_identity(rw, node, -std::numeric_limits<float>::infinity(), true);
+      else if (holds<Minimum>(node.op)) drop_identity(rw, node, std::numeric_limits<float>::infinity(), true);
+      else if (holds<Add>(node.op)) drop_identity(rw, node, 0.0f, true);
+      else if (holds<Mul>(node.op)) drop_identity(rw, node, 1.0f, true);
+      else if (holds<Sub>(node.op)) drop_identity(rw, node, 0.0f, false);
+      else if (holds<Div>(node.op)) drop_identity(rw, node, 1.0f, false);
     }
   }
 
@@ -67,12 +73,13 @@ struct SimplifyShapeOps {
     return result;
   }
 
-  /// max(x, -inf) = x and min(x, +inf) = x, NaN included.
-  static void drop_bound(Rewriter& rw, const Node& node, float bound) {
-    for (std::size_t slot = 0; slot < 2; ++slot) {
+  /// op(x, c) = x for the op's identity element c (either side when the op
+  /// commutes), when c does not broadcast x.
+  static void drop_identity(Rewriter& rw, const Node& node, float identity, bool either_side) {
+    for (std::size_t slot = either_side ? 0 : 1; slot < 2; ++slot) {
       const ValueId x = node.inputs[1 - slot], out = node.outputs[0];
       const auto value = splat_value(rw, node.inputs[slot]);
-      if (value && *value == bound && rw.type(x) == rw.type(out) && can_forward(rw, x, out)) {
+      if (value && *value == identity && rw.type(x) == rw.type(out) && can_forward(rw, x, out)) {
         rw.replace_uses(out, x);
         return;
       }
