@@ -293,6 +293,33 @@ TEST_CASE("fuse_attention: written-out causal attention becomes sdpa") {
   CHECK(r.difference(1e-6).empty());
 }
 
+TEST_CASE("recognise_elementwise_functions: expansions of sigmoid and GELU become one op; a look-alike does not") {
+  Builder b;
+  const auto x = b.input("x", random_tensor({3, 7}, 33, -6, 6));
+  auto scalar = [&](double v) { return b.constant(Tensor::from<float>({}, {float(v)})); };
+  // 1 / (1 + exp(-x)), as JAX lowers the sigmoid on CPU
+  const auto y = b.op(Add{}, {x, b.constant(random_tensor({7}, 34))});  // the chain starts at y, not x
+  b.output("sigmoid", b.op(Div{}, {scalar(1), b.op(Add{}, {scalar(1), b.op(Exp{}, {b.op(Neg{}, {y})})})}));
+  // A tanh GELU, 0.5 y (1 + tanh(c (y + 0.044715 y^3))), with tanh spelled through exp as
+  // 2 / (1 + exp(-2z)) - 1: no tanh node for fuse_gelu to find, the function is the same.
+  const auto cube = b.op(Mul{}, {b.op(Mul{}, {y, y}), y});
+  const auto inner = b.op(Mul{}, {scalar(std::sqrt(2 / std::numbers::pi)), b.op(Add{}, {y, b.op(Mul{}, {scalar(0.044715), cube})})});
+  const auto sig2 = b.op(Div{}, {scalar(1), b.op(Add{}, {scalar(1), b.op(Exp{}, {b.op(Mul{}, {scalar(-2), inner})})})});
+  const auto tanh = b.op(Sub{}, {b.op(Mul{}, {scalar(2), sig2}), scalar(1)});
+  b.output("gelu", b.op(Mul{}, {b.op(Mul{}, {scalar(0.5), y}), b.op(Add{}, {scalar(1), tanh})}));
+  // 1 / (1 + exp(-1.01 x)) is close to a sigmoid but not one
+  const auto scaled = b.op(Mul{}, {scalar(-1.01), x});
+  b.output("almost", b.op(Div{}, {scalar(1), b.op(Add{}, {scalar(1), b.op(Exp{}, {scaled})})}));
+  const Rewrite r(b, {"recognise_elementwise_functions"});
+  CHECK(count(r.after, "sigmoid") == 1);
+  std::size_t tanh_gelus = 0;
+  for (const Node& n : r.after.nodes)
+    if (const auto* g = std::get_if<Gelu>(&n.op)) tanh_gelus += g->approximate == "tanh";
+  CHECK(tanh_gelus == 1);
+  CHECK(count(r.after, "exp") == 1);  // the look-alike's
+  CHECK(r.difference(1e-6).empty());
+}
+
 TEST_CASE("an unknown pass is named") {
   Graph g;
   CHECK_THROWS_WITH_AS(passes::run_passes(g, {"fuse_everything"}), doctest::Contains("unknown pass 'fuse_everything'"),
