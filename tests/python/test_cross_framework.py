@@ -348,8 +348,9 @@ def test_moe_with_tied_router_probabilities(tmp_path):
 
 # An op rml lacks: cumsum. Each route must fail the export with rml.ExportError naming the
 # op as it appears there. Every StableHLO producer lowers cumsum to stablehlo.reduce_window
-# with an add body over the summed axis (a window the importer has no lowering for), so
-# that is the name the importer gives; the test checks the module really holds it.
+# with an add body over the summed axis, so that is the name the importer gives; the test
+# checks the module really holds it. The input is rank 2 on purpose: the importer lowers
+# rank-4 windows (as pooling), and a rank-4 cumsum does go through that route, correctly.
 UNSUPPORTED = {
     "torch": r"aten\.cumsum\b.* has no rml lowering",
     "jax": r"'cumsum' has no rml lowering",
