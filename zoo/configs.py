@@ -12,7 +12,7 @@ from pathlib import Path
 # one list: the C++ fixture tests read it too.
 MODELS = tuple(Path(__file__).with_name("models.txt").read_text().split())
 
-# Models whose inputs are int32 token ids.
+# Models whose only input is int32 token ids (clip takes an image and token ids).
 TOKEN_MODELS = ("encoder", "tiny_gpt")
 
 CONFIGS = {

@@ -12,7 +12,7 @@ from .configs import config
 INPUT_SEED = 7
 
 
-def _specs(model: str, c: dict, batch: int) -> list[tuple]:
+def input_specs(model: str, c: dict, batch: int) -> list[tuple]:
     """(kind, shape[, vocab]) per input; kind is normal (standard normal f32),
     tokens (int32 ids below vocab) or time (diffusion steps uniform in [0, 1000))."""
     if model == "mlp":
@@ -48,7 +48,7 @@ def example_inputs(model: str, batch: int, size: str = "tiny") -> tuple[np.ndarr
     c = config(model, size)
     rng = np.random.default_rng(INPUT_SEED)
     arrays = []
-    for spec in _specs(model, c, batch):
+    for spec in input_specs(model, c, batch):
         kind, shape = spec[0], spec[1]
         if kind == "normal":
             arrays.append(rng.standard_normal(shape).astype(np.float32))

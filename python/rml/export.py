@@ -1,11 +1,13 @@
 """Command line: export a model to an rml-graph file.
 
-    python -m rml.export torch MODULE:FACTORY --example-inputs f32:2x12 [i32:2x5 ...] -o out.json
+    python -m rml.export {torch,jax,tf} MODULE:FACTORY --example-inputs f32:2x12 [i32:2x5 ...] -o out.json
 
-MODULE:FACTORY names a function returning an nn.Module (the module is
-imported from the current directory or the Python path). Each example input
-is DTYPE:SHAPE (f32, i32 or i64; SHAPE like 2x12, or "scalar"), filled from a
-seeded generator, or a .npy file.
+MODULE:FACTORY names a function (imported from the current directory or the
+Python path) returning the model: an nn.Module for torch, a pair (fn, params)
+with `fn(params, *inputs)` for jax, a tf.Module, Keras model or tf.function
+for tf. Each example input is DTYPE:SHAPE (f32, i32 or i64; SHAPE like 2x12,
+or "scalar"), filled from a seeded generator, or a .npy file. Inputs are
+named input.0, input.1, ...; the clean-up passes run before writing.
 """
 from __future__ import annotations
 
@@ -42,9 +44,33 @@ def load_factory(reference: str):
     return getattr(importlib.import_module(module_name), factory)
 
 
+def _torch(model, examples, names):
+    import torch
+
+    from .from_torch import export
+    return export(model, tuple(torch.from_numpy(e) for e in examples), input_names=names)
+
+
+def _jax(model, examples, names):
+    from .from_jax import export
+    try:
+        fn, params = model
+    except (TypeError, ValueError):
+        raise SystemExit("a jax factory must return (fn, params) with fn(params, *inputs)") from None
+    return export(fn, params, examples, input_names=names)
+
+
+def _tf(model, examples, names):
+    from .from_tf import export
+    return export(model, examples, input_names=names)
+
+
+EXPORTERS = {"torch": _torch, "jax": _jax, "tf": _tf}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rml.export", description=__doc__.splitlines()[0])
-    parser.add_argument("framework", choices=["torch"])
+    parser.add_argument("framework", choices=["torch", "jax", "tf"])
     parser.add_argument("factory", help="MODULE:FACTORY returning the model")
     parser.add_argument("--example-inputs", nargs="+", required=True, metavar="DTYPE:SHAPE")
     parser.add_argument("-o", "--output", required=True, help="the .json graph to write")
@@ -52,12 +78,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     examples = [parse_example(s, rng) for s in args.example_inputs]
-    model = load_factory(args.factory)()
-    import torch
-
-    from .from_torch import export
+    names = [f"input.{i}" for i in range(len(examples))]
     try:
-        builder = export(model, tuple(torch.from_numpy(e) for e in examples))
+        builder = EXPORTERS[args.framework](load_factory(args.factory)(), examples, names)
         builder.write(args.output)
     except Error as e:
         print(f"rml.export: error: {e}", file=sys.stderr)

@@ -52,7 +52,7 @@ import rml
 from rml import from_jax, from_stablehlo, from_tf, from_torch
 from zoo import jax_zoo, tf_zoo, torch_zoo
 from zoo.configs import MODELS, config
-from zoo.inputs import _specs, example_inputs
+from zoo.inputs import example_inputs, input_specs
 
 FRAMEWORKS = ("torch", "jax", "tf")
 ROUTES = ("torch", "jax", "tf", "stablehlo_torch", "stablehlo_jax", "stablehlo_tf")
@@ -99,7 +99,7 @@ KNOWN_DIVERGENCE: dict[tuple[str, str], tuple[str, str]] = {
 # --- inputs ------------------------------------------------------------------------------------
 def input_kinds(model: str, size: str = "tiny") -> list[tuple]:
     """(kind, shape[, vocab]) per input, kind normal, tokens or time (zoo/inputs.py)."""
-    return _specs(model, config(model, size), 1)
+    return input_specs(model, config(model, size), 1)
 
 
 def has_tokens(model: str) -> bool:

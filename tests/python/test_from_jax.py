@@ -164,3 +164,20 @@ def test_a_plain_jax_mlp_with_vmap_beyond_the_zoo(tmp_path):
 
     batched = jax.vmap(one_example, in_axes=(None, 0))
     check(batched, RNG.standard_normal((7, 6)).astype(np.float32), params=params, tmp_path=tmp_path)
+
+
+def test_the_export_command_line_takes_a_jax_factory(tmp_path, run_rml):
+    import subprocess
+    import sys
+
+    (tmp_path / "factories.py").write_text(
+        "import jax.numpy as jnp\n"
+        "import numpy as np\n"
+        "def mlp():\n"
+        "    params = {'w': np.ones((12, 4), np.float32) / 12}\n"
+        "    return (lambda p, x: jnp.tanh(x @ p['w'])), params\n")
+    out = tmp_path / "mlp.json"
+    result = subprocess.run([sys.executable, "-m", "rml.export", "jax", "factories:mlp", "--example-inputs", "f32:2x12",
+                             "-o", str(out)], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "input.0: f32[2, 12]" in run_rml("info", out).stdout

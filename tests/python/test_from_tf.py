@@ -295,3 +295,19 @@ def test_keras_functional_model_beyond_the_zoo(tmp_path):
     graph = json.loads((tmp_path / "m.json").read_text())
     assert "dense/kernel" in {v.get("name") for v in graph["values"]}
     assert builder.node_count > 0
+
+
+def test_the_export_command_line_takes_a_tf_factory(tmp_path, run_rml):
+    import subprocess
+    import sys
+
+    (tmp_path / "factories.py").write_text(
+        "import tensorflow as tf\n"
+        "def dense():\n"
+        "    inputs = tf.keras.Input((12,))\n"
+        "    return tf.keras.Model(inputs, tf.keras.layers.Dense(4, activation='relu')(inputs))\n")
+    out = tmp_path / "dense.json"
+    result = subprocess.run([sys.executable, "-m", "rml.export", "tf", "factories:dense", "--example-inputs", "f32:2x12",
+                             "-o", str(out)], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "matmul" in run_rml("info", out).stdout

@@ -42,10 +42,9 @@ struct PassList {
 
 /// In the order a round runs them.
 using All = PassList<SimplifyShapeOps, SinkTransposes, DropImplicitBroadcasts, ShrinkBroadcastConstants,
-                     UnbatchMatmulWeights, HoistStepProjections, FuseReductions, RecogniseElementwiseFunctions,
-                     FuseAttention,
-                     EliminateCommonSubexpressions, FuseLayerNorm, FuseGelu, ShareIdenticalConstants,
-                     EliminateDeadCode>;
+                     UnbatchMatmulWeights, HoistStepProjections, FuseReductions, FuseAttention,
+                     EliminateCommonSubexpressions, FuseLayerNorm, FuseGelu, RecogniseElementwiseFunctions,
+                     ShareIdenticalConstants, EliminateDeadCode>;
 
 /// What run_passes did: edits per pass, and rounds until nothing changed.
 struct PassReport {
