@@ -8,16 +8,20 @@
 #include <string>
 #include <vector>
 
-#include "rml/passes/broadcasts.hpp"
-#include "rml/passes/common_subexpressions.hpp"
-#include "rml/passes/elementwise_functions.hpp"
+#include "rml/passes/drop_implicit_broadcasts.hpp"
+#include "rml/passes/eliminate_common_subexpressions.hpp"
+#include "rml/passes/eliminate_dead_code.hpp"
 #include "rml/passes/fuse_attention.hpp"
 #include "rml/passes/fuse_gelu.hpp"
 #include "rml/passes/fuse_layer_norm.hpp"
 #include "rml/passes/fuse_reductions.hpp"
-#include "rml/passes/matmul_weights.hpp"
+#include "rml/passes/hoist_step_projections.hpp"
+#include "rml/passes/recognise_elementwise_functions.hpp"
+#include "rml/passes/share_identical_constants.hpp"
+#include "rml/passes/shrink_broadcast_constants.hpp"
 #include "rml/passes/simplify_shape_ops.hpp"
 #include "rml/passes/sink_transposes.hpp"
+#include "rml/passes/unbatch_matmul_weights.hpp"
 
 namespace rml::passes {
 
