@@ -41,7 +41,7 @@ struct FuseAttention {
       mask = rw.data(mask_value);
       scores = inner;
     } else if (single_use(op<Select>(constant(cond), any(inner), scalar(fill)))(rw, scores) && fill == kMinusInf) {
-      mask = additive(rw.data(cond), rw.shape(scores));
+      mask = additive(rw.data(cond));
       scores = inner;
     }
     float scale = 1;
@@ -85,7 +85,7 @@ struct FuseAttention {
   }
 
   /// select(keep, s, -inf) as s + mask: 0 where keep, -inf elsewhere.
-  static Tensor additive(const Tensor& keep, const Shape&) {
+  static Tensor additive(const Tensor& keep) {
     Tensor mask(TensorType{DType::f32, keep.shape()});
     auto out = mask.values<float>();
     if (keep.dtype() == DType::f32) {

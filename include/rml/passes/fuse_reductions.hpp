@@ -38,11 +38,10 @@ struct FuseReductions {
   }
 
   static void fuse_softmax(Rewriter& rw, const Node& node) {
-    ValueId x, e, e_again, max_value;
+    ValueId x, e, max_value;
     const ReduceSum* sum = nullptr;
     const auto shifted_exp = op<Exp>(op<Sub>(any(x), any(max_value)));
     if (!op<Div>(any(e), op<ReduceSum>(same(e)).bind(sum))(rw, node.outputs[0]) || !shifted_exp(rw, e)) return;
-    (void)e_again;
     const ReduceMax* max = nullptr;
     float floor = 0;
     const bool plain = op<ReduceMax>(same(x)).bind(max)(rw, max_value);
