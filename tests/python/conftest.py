@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch  # noqa: F401  PyTorch loads before jaxlib and TensorFlow in every test process (the spec's import-order note)
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))  # the zoo package
