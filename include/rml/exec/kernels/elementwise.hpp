@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "rml/exec/kernel.hpp"
+#include "rml/exec/simd_math.hpp"
 
 namespace rml::exec {
 
@@ -26,12 +27,11 @@ template <> struct FastMath<Sqrt> { static float apply(float x) { return std::sq
 template <> struct FastMath<Rsqrt> { static float apply(float x) { return 1.0f / std::sqrt(x); } };
 template <> struct FastMath<Tanh> { static float apply(float x) { return std::tanh(x); } };
 template <> struct FastMath<Sigmoid> { static float apply(float x) { return 1.0f / (1.0f + std::exp(-x)); } };
-template <> struct FastMath<Erf> { static float apply(float x) { return std::erf(x); } };
+template <> struct FastMath<Erf> { static float apply(float x) { return simd::erf(x); } };
 template <> struct FastMath<Sin> { static float apply(float x) { return std::sin(x); } };
 template <> struct FastMath<Cos> { static float apply(float x) { return std::cos(x); } };
 template <> struct FastMath<Pow> { static float apply(float a, float b) { return std::pow(a, b); } };
 
-inline float gelu_erf(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 inline float gelu_tanh(float x) {
   return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
 }
@@ -75,6 +75,14 @@ void cast(const void* const* a, void* out, std::int64_t n) {
   To* y = static_cast<To*>(out);
   for (std::int64_t i = 0; i < n; ++i) y[i] = Cast::apply<To>(x[i]);
 }
+/// erf and the erf GELU, vectorised (simd_math.hpp).
+inline void erf(const void* const* a, void* out, std::int64_t n) {
+  simd::erf_block(static_cast<const float*>(a[0]), static_cast<float*>(out), n);
+}
+inline void gelu_erf(const void* const* a, void* out, std::int64_t n) {
+  simd::gelu_erf_block(static_cast<const float*>(a[0]), static_cast<float*>(out), n);
+}
+
 template <float (*F)(float)>
 void gelu(const void* const* a, void* out, std::int64_t n) {
   const float* x = static_cast<const float*>(a[0]);
@@ -91,7 +99,9 @@ inline BlockFn block_function(const AnyOp& op, const Types& in) {
       [&](const auto& o) -> BlockFn {
         using Op = std::decay_t<decltype(o)>;
         const bool is_f32 = in[0].dtype == DType::f32;
-        if constexpr (UnaryOp<Op>) {
+        if constexpr (std::is_same_v<Op, Erf>) {
+          return &block::erf;
+        } else if constexpr (UnaryOp<Op>) {
           if constexpr (Op::accepts == Accepts::any)
             return is_f32 ? &block::unary<Op, float> : &block::unary<Op, std::int32_t>;
           else
@@ -112,7 +122,7 @@ inline BlockFn block_function(const AnyOp& op, const Types& in) {
           if (is_f32) return to_f32 ? &block::cast<float, float> : &block::cast<float, std::int32_t>;
           return to_f32 ? &block::cast<std::int32_t, float> : &block::cast<std::int32_t, std::int32_t>;
         } else if constexpr (std::is_same_v<Op, Gelu>) {
-          return o.uses_tanh() ? &block::gelu<gelu_tanh> : &block::gelu<gelu_erf>;
+          return o.uses_tanh() ? &block::gelu<gelu_tanh> : &block::gelu_erf;
         } else {
           return nullptr;
         }
