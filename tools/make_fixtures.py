@@ -33,45 +33,40 @@ BATCH = 2
 ATOL, RTOL = 1e-5, 1e-4
 
 
-def torch_route(model: str):
-    """(builder, {input name: array}, {output name: array}) for the PyTorch direct export."""
+def _names(count: int) -> list[str]:
+    return [f"input.{i}" for i in range(count)]
+
+
+# Each framework on the fixture inputs: (model, its inputs, {input name: array},
+# {"output": the framework's output}). One thread, so the framework's own
+# numbers do not depend on the machine.
+def run_torch(model: str):
     import torch
 
-    from rml.from_torch import export
     from zoo.torch_zoo import build
 
-    torch.set_num_threads(1)  # the framework's own numbers must not depend on the machine
+    torch.set_num_threads(1)
     module, make_inputs = build(model)
     inputs = make_inputs(BATCH)
     with torch.no_grad():
-        result = module.eval()(*inputs)
-    results = result if isinstance(result, tuple) else (result,)
-    names = [f"input.{i}" for i in range(len(inputs))]
-    builder = export(module, inputs, input_names=names)
-    output_names = ["output"] if len(results) == 1 else [f"output.{i}" for i in range(len(results))]
-    return (builder, {n: t.numpy() for n, t in zip(names, inputs)},
-            {n: r.numpy() for n, r in zip(output_names, results)})
+        output = module.eval()(*inputs).numpy()
+    return module, inputs, dict(zip(_names(len(inputs)), (t.numpy() for t in inputs))), {"output": output}
 
 
-def jax_route(model: str):
-    """The same for the JAX direct export."""
+def run_jax(model: str):
     import jax
 
-    from rml.from_jax import export
     from zoo.jax_zoo import build
 
     fn, params, make_inputs = build(model)
     inputs = make_inputs(BATCH)
     output = np.asarray(jax.jit(fn)(params, *inputs))
-    names = [f"input.{i}" for i in range(len(inputs))]
-    return export(fn, params, inputs, input_names=names), dict(zip(names, inputs)), {"output": output}
+    return (fn, params), inputs, dict(zip(_names(len(inputs)), inputs)), {"output": output}
 
 
-def tf_route(model: str):
-    """The same for the TensorFlow direct export."""
+def run_tf(model: str):
     import tensorflow as tf
 
-    from rml.from_tf import export
     from zoo.tf_zoo import build
 
     tf.config.threading.set_intra_op_parallelism_threads(1)
@@ -79,8 +74,29 @@ def tf_route(model: str):
     module, make_inputs = build(model)
     inputs = make_inputs(BATCH)
     output = tf.function(module)(*(tf.constant(x) for x in inputs)).numpy()
-    names = [f"input.{i}" for i in range(len(inputs))]
-    return export(module, inputs, input_names=names), dict(zip(names, inputs)), {"output": output}
+    return module, inputs, dict(zip(_names(len(inputs)), inputs)), {"output": output}
+
+
+# Each route: (builder, {input name: array}, {output name: array}).
+def torch_route(model: str):
+    from rml.from_torch import export
+
+    module, inputs, feeds, outputs = run_torch(model)
+    return export(module, inputs, input_names=list(feeds)), feeds, outputs
+
+
+def jax_route(model: str):
+    from rml.from_jax import export
+
+    (fn, params), inputs, feeds, outputs = run_jax(model)
+    return export(fn, params, inputs, input_names=list(feeds)), feeds, outputs
+
+
+def tf_route(model: str):
+    from rml.from_tf import export
+
+    module, inputs, feeds, outputs = run_tf(model)
+    return export(module, inputs, input_names=list(feeds)), feeds, outputs
 
 
 _TORCH_MLIR: dict[str, tuple[str, dict]] = {}  # model -> torch-mlir's (text, parameters)
@@ -102,58 +118,27 @@ def prepare_torch_mlir(models: list[str]) -> None:
 
 
 def stablehlo_torch_route(model: str):
-    """PyTorch through torch-mlir's StableHLO and the importer."""
     from rml.from_stablehlo import export
 
     if model not in _TORCH_MLIR:
         prepare_torch_mlir([model])
-    _, inputs, outputs = _torch_reference(model)
+    _, _, feeds, outputs = run_torch(model)
     text, parameters = _TORCH_MLIR[model]
-    return export(text, parameters, list(inputs.values())), inputs, outputs
-
-
-def _torch_reference(model: str):
-    """({input name: array}, {"output": PyTorch's output}) on the fixture inputs."""
-    import torch
-
-    from zoo.torch_zoo import build
-
-    torch.set_num_threads(1)
-    module, make_inputs = build(model)
-    inputs = make_inputs(BATCH)
-    with torch.no_grad():
-        output = module.eval()(*inputs).numpy()
-    return None, {f"input.{i}": t.numpy() for i, t in enumerate(inputs)}, {"output": output}
+    return export(text, parameters, list(feeds.values()), input_names=list(feeds)), feeds, outputs
 
 
 def stablehlo_jax_route(model: str):
-    """JAX through jax.export's StableHLO and the importer."""
-    import jax
-
     from rml.from_stablehlo import export_jax
-    from zoo.jax_zoo import build
 
-    fn, params, make_inputs = build(model)
-    inputs = make_inputs(BATCH)
-    output = np.asarray(jax.jit(fn)(params, *inputs))
-    names = [f"input.{i}" for i in range(len(inputs))]
-    return export_jax(fn, params, inputs, input_names=names), dict(zip(names, inputs)), {"output": output}
+    (fn, params), inputs, feeds, outputs = run_jax(model)
+    return export_jax(fn, params, inputs, input_names=list(feeds)), feeds, outputs
 
 
 def stablehlo_tf_route(model: str):
-    """TensorFlow through XLA's StableHLO stage and the importer."""
-    import tensorflow as tf
-
     from rml.from_stablehlo import export_tf
-    from zoo.tf_zoo import build
 
-    tf.config.threading.set_intra_op_parallelism_threads(1)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
-    module, make_inputs = build(model)
-    inputs = make_inputs(BATCH)
-    output = tf.function(module)(*(tf.constant(x) for x in inputs)).numpy()
-    names = [f"input.{i}" for i in range(len(inputs))]
-    return export_tf(module, inputs, input_names=names), dict(zip(names, inputs)), {"output": output}
+    module, inputs, feeds, outputs = run_tf(model)
+    return export_tf(module, inputs, input_names=list(feeds)), feeds, outputs
 
 
 # Routes in the order they run: PyTorch first (the spec notes torch.export must
