@@ -527,22 +527,19 @@ def swap_last_two(L, x):
     return L.transpose(x, perm)
 
 
-@lowers("MatMul")
-def _matmul(L, a, b):
-    if L.attr("transpose_a", False):
-        a = swap_last_two(L, a)
-    if L.attr("transpose_b", False):
-        b = swap_last_two(L, b)
-    return L.op("matmul", [a, b])
+def _transposing_matmul(a_flag: str, b_flag: str):
+    """MatMul (transpose_a/b) and BatchMatMul (adj_x/y): rml's matmul, operands transposed first."""
+    def lower(L, a, b):
+        if L.attr(a_flag, False):
+            a = swap_last_two(L, a)
+        if L.attr(b_flag, False):
+            b = swap_last_two(L, b)
+        return L.op("matmul", [a, b])
+    return lower
 
 
-@lowers("BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")
-def _batch_matmul(L, a, b):
-    if L.attr("adj_x", False):
-        a = swap_last_two(L, a)
-    if L.attr("adj_y", False):
-        b = swap_last_two(L, b)
-    return L.op("matmul", [a, b])
+lowers("MatMul")(_transposing_matmul("transpose_a", "transpose_b"))
+lowers("BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")(_transposing_matmul("adj_x", "adj_y"))
 
 
 @lowers("BiasAdd")
