@@ -42,12 +42,6 @@ class Lowering:
     def op(self, name: str, inputs, attrs: dict | None = None) -> Value:
         return Value(self.b.op(name, [self.value(i) for i in inputs], attrs or {}))
 
-    def constant_array(self, x) -> np.ndarray | None:
-        """The data of a constant (a NumPy value or a folded Builder constant), else None."""
-        if not isinstance(x, Value):
-            return np.asarray(x)
-        return self.b.example(x) if self.b.is_constant(x) else None
-
     def shape(self, x) -> tuple:
         return tuple(self.b.shape(x)) if isinstance(x, Value) else np.shape(x)
 
@@ -84,17 +78,6 @@ BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "maximu
           "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
 for _prim, _name in BINARY.items():
     LOWERINGS[_prim] = (lambda name: lambda L, a, b, **_: L.op(name, [a, b]))(_name)
-
-
-@lowers("add")
-def _add(L, a, b, **_):
-    """x + 0 is x: an unrolled scan's first step adds the product of a zero
-    initial state, which folds to a zero constant."""
-    for x, other in ((a, b), (b, a)):
-        zeros = L.constant_array(other)
-        if zeros is not None and not np.any(zeros) and np.broadcast_shapes(zeros.shape, L.shape(x)) == L.shape(x):
-            return L.value(x)
-    return L.op("add", [a, b])
 
 
 @lowers("erfc")
