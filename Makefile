@@ -56,8 +56,8 @@ test: venv build
 demo: venv build
 	$(PYTHON) tools/demo.py --rml $(BUILD_DIR)/rml
 
-# Re-exports every tiny zoo model by every route into testdata/ (byte-identical
-# when nothing changed); the golden tests read them.
+# Re-exports every tiny zoo model by every route into testdata/ (unchanged when
+# nothing changed, on any CPU: see tools/make_fixtures.py); the golden tests read them.
 fixtures: venv
 	$(PYTHON) -W ignore tools/make_fixtures.py
 
