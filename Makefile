@@ -11,7 +11,7 @@ DEBIAN_PACKAGES := g++ make cmake ccache libeigen3-dev xtensor-dev nlohmann-json
                    libbenchmark-dev libflatbuffers-dev flatbuffers-compiler pybind11-dev \
                    python3-venv python3-pip
 
-.PHONY: all deps venv configure build test demo fixtures bench example-model ops-doc compile-time clean
+.PHONY: all deps venv configure build test demo fixtures bench example-model ops-doc docs compile-time clean
 
 all: build
 
@@ -74,6 +74,11 @@ example-model: build
 # Regenerates the generated table in docs/ops.md from the registry.
 ops-doc: build
 	python3 tools/update_ops_doc.py $(BUILD_DIR)/rml docs/ops.md
+
+# Regenerates both generated docs: the op table in docs/ops.md and docs/exporter-ops.md
+# (each exporter's framework ops and the rml ops they lower to, read from the source).
+docs: ops-doc venv
+	$(PYTHON) tools/exporter_coverage.py docs/exporter-ops.md
 
 # Times one translation unit that includes rml/rml.hpp and runs a graph.
 compile-time: deps

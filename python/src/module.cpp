@@ -116,6 +116,33 @@ class PyModel {
   std::map<std::pair<int, bool>, std::shared_ptr<rml::Executor>> executors_;
 };
 
+/// The registry's ops as plain Python data, generated from each op's fields():
+/// exporters' tables are checked against it.
+py::dict op_schema() {
+  const py::object loads = py::module_::import("json").attr("loads");
+  py::dict schema;
+  rml::Registry::for_each([&](auto type) {
+    using Op = typename decltype(type)::type;
+    py::dict attributes;
+    const Op defaults{};
+    rml::for_each_field<Op>([&](const auto& field) {
+      using T = typename std::decay_t<decltype(field)>::value_type;
+      py::dict attribute;
+      attribute["type"] = std::string(rml::attribute_type_name<T>());
+      attribute["required"] = field.required;
+      attribute["default"] = field.required ? py::object(py::none())
+                                            : loads(rml::detail::attribute_to_json(defaults.*field.member).dump());
+      attributes[py::str(std::string(field.name))] = attribute;
+    });
+    py::dict op;
+    op["min_inputs"] = Op::arity.min;
+    op["max_inputs"] = Op::arity.max == rml::Arity::variadic ? py::object(py::none()) : py::int_(Op::arity.max);
+    op["attributes"] = attributes;
+    schema[py::str(std::string(Op::name))] = op;
+  });
+  return schema;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_rml, m) {
@@ -125,6 +152,9 @@ PYBIND11_MODULE(_rml, m) {
 
   m.def("op_names", [] { return std::vector<std::string>(rml::Registry::names.begin(), rml::Registry::names.end()); },
         "Every op rml-graph has.");
+  m.def("op_schema", &op_schema,
+        "Every op in the C++ registry: {name: {'min_inputs', 'max_inputs' (None: variadic), 'attributes': "
+        "{attribute: {'type', 'required', 'default' (None when required)}}}}, in registry order.");
 
   py::class_<rml::Builder>(m, "Builder")
       .def(py::init<>())

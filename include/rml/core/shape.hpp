@@ -1,6 +1,7 @@
 // Static shapes and the arithmetic every shape rule shares.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -88,6 +89,17 @@ inline Shape broadcast_shapes(std::span<const std::int64_t> a, std::span<const s
 inline Shape contiguous_strides(std::span<const std::int64_t> dims) {
   Shape strides(dims.size(), 1);
   for (std::size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+/// Per-axis element strides of `shape` read as broadcast into `target`
+/// (right-aligned; 0 along axes where `shape` is 1 or missing).
+inline Shape broadcast_strides(const Shape& target, const Shape& shape) {
+  Shape strides(target.size(), 0);
+  const Shape own = contiguous_strides(shape);
+  const std::size_t lead = target.size() - std::min(target.size(), shape.size());
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1) strides[lead + d] = own[d];
   return strides;
 }
 

@@ -13,8 +13,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <new>
+#include <vector>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -193,6 +195,29 @@ struct PackedBView {
 };
 
 inline PackedBView view(const PackedB& b) { return {b.data(), b.rows(), b.cols()}; }
+
+/// Constant right operands packed once per plan, shared by every kernel that
+/// multiplies by the same value (an unrolled LSTM's steps all read one weight
+/// matrix: one packed copy, not one per step).
+class PackedWeightCache {
+ public:
+  using Packed = std::vector<PackedB>;  // one per batch matrix
+
+  /// `b` viewed as `batches` row-major K x N matrices, packed (once per value).
+  std::shared_ptr<const Packed> get(std::uint32_t value, const float* b, std::int64_t batches, std::int64_t K,
+                                    std::int64_t N) {
+    auto& slot = packed_[value];
+    if (!slot) {
+      auto packed = std::make_shared<Packed>();
+      for (std::int64_t i = 0; i < batches; ++i) packed->emplace_back(b + i * K * N, K, N, N);
+      slot = std::move(packed);
+    }
+    return slot;
+  }
+
+ private:
+  std::map<std::uint32_t, std::shared_ptr<const Packed>> packed_;
+};
 
 /// Per-thread scratch needed to pack A blocks, in bytes (64-byte aligned memory expected).
 inline std::size_t gemm_scratch_bytes(std::int64_t K) {

@@ -1,9 +1,11 @@
 // What every executor kernel is: a compiled step that reads and writes value
-// slots, may use scratch memory, and describes itself for `rml info`.
+// slots, may use scratch memory, and describes itself for `rml info`; and how
+// an op declares its kernel (KernelFor<Op>, beside its family's kernels).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,5 +46,41 @@ class Kernel {
   /// The graph nodes it covers (several when fused).
   std::vector<std::size_t> nodes;
 };
+
+class PackedWeightCache;  // exec/gemm.hpp
+
+/// What a kernel factory may ask about the graph while the plan is made.
+struct PlanContext {
+  const Graph& graph;
+  const std::vector<bool>& graph_outputs;  // per value: is it a graph output?
+  PackedWeightCache& packed_weights;        // constant matmul operands, packed once per plan
+
+  const TensorType& type(ValueId v) const { return graph.values[v].type; }
+  Types input_types(const Node& node) const {
+    Types out;
+    for (ValueId v : node.inputs) out.push_back(type(v));
+    return out;
+  }
+  const Shape& output_shape(const Node& node) const { return type(node.outputs[0]).shape; }
+  /// The value's data when it is a constant, else nullptr.
+  const Tensor* constant(ValueId v) const {
+    const Value& value = graph.values[v];
+    return value.kind == ValueKind::constant ? &*value.data : nullptr;
+  }
+  bool is_graph_output(ValueId v) const { return graph_outputs[v]; }
+};
+
+/// The executor kernel of an op that is not elementwise, declared beside its
+/// family's kernels (exec/kernels/<family>.hpp):
+///
+///   template <> struct KernelFor<Softmax> {
+///     static std::unique_ptr<Kernel> make(const PlanContext&, const Node&, const Softmax&);
+///   };
+///
+/// Elementwise ops declare a block function instead (BlockFor<Op>, in
+/// exec/kernels/elementwise.hpp) and run in fused groups. exec/dispatch.hpp
+/// checks every registry op has one or the other, naming the op when not.
+template <class Op>
+struct KernelFor;
 
 }  // namespace rml::exec

@@ -166,6 +166,12 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
   return order;
 }
 
+/// A graph that passed `validate`, with the execution order it returned.
+struct ValidGraph {
+  Graph graph;
+  std::vector<std::size_t> order;
+};
+
 using TensorMap = std::map<std::string, Tensor>;
 
 /// Checks that `inputs` supplies every graph input, with its declared type,

@@ -117,7 +117,7 @@ inline std::vector<NamedValue> named_values(const Json& list, const char* what,
   return out;
 }
 
-inline Graph graph_from_json(const Json& doc, const std::filesystem::path& folder) {
+inline ValidGraph graph_from_json(const Json& doc, const std::filesystem::path& folder) {
   if (!doc.is_object()) fail("the graph must be a JSON object");
   if (doc.value("format", std::string()) != graph_format_name)
     fail("not an rml-graph file (\"format\" must be \"", graph_format_name, "\")");
@@ -200,14 +200,15 @@ inline Graph graph_from_json(const Json& doc, const std::filesystem::path& folde
   }
   graph.inputs = inputs;
   graph.outputs = named_values(member(doc, "outputs", "graph"), "outputs", values.size());
-  validate(graph);
-  return graph;
+  std::vector<std::size_t> order = validate(graph);
+  return {std::move(graph), std::move(order)};
 }
 
 }  // namespace detail
 
-/// Loads and validates a graph and its weights. Every error names the file.
-inline Graph read_graph(const std::filesystem::path& path) {
+/// Loads and validates a graph and its weights, keeping the execution order
+/// validation found. Every error names the file.
+inline ValidGraph read_valid_graph(const std::filesystem::path& path) {
   try {
     // Graphs nest values' shapes and attributes a few levels deep; 32 is ample.
     const Json doc = parse_json_strict(read_file(path, 1ull << 31), "malformed JSON: the graph", 32);
@@ -216,6 +217,9 @@ inline Graph read_graph(const std::filesystem::path& path) {
     rethrow_with_context(path.string());
   }
 }
+
+/// Loads and validates a graph and its weights. Every error names the file.
+inline Graph read_graph(const std::filesystem::path& path) { return read_valid_graph(path).graph; }
 
 /// Values renumbered densely: inputs first, then constants in order of first
 /// use, then node outputs in execution order. Returns old id -> new id.

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -347,45 +348,109 @@ inline std::string header_json(const NamedTensors& tensors,
 
 }  // namespace safetensors_detail
 
-/// Parses a whole safetensors file held in memory. `source_name` names the file in
-/// error messages.
-inline SafetensorsContents parse_safetensors(std::string_view bytes, std::string_view source_name) {
-  namespace sd = safetensors_detail;
-  const std::string source(source_name);
-  if (bytes.size() < sd::length_prefix_bytes)
-    fail(source, ": file of ", bytes.size(), " bytes is too short for the 8-byte header length");
-  const auto header_length = sd::load<std::uint64_t>(bytes.data());
-  if (header_length > sd::max_header_bytes)
-    fail(source, ": header length ", header_length, " exceeds the ", sd::max_header_bytes, "-byte limit");
-  if (header_length > bytes.size() - sd::length_prefix_bytes)
-    fail(source, ": header length ", header_length, " runs past the end of the file (",
-         bytes.size(), " bytes)");
-  const std::string_view header = bytes.substr(sd::length_prefix_bytes, header_length);
-  const std::string_view data = bytes.substr(sd::length_prefix_bytes + header_length);
+namespace safetensors_detail {
 
-  const nlohmann::json root = sd::parse_header_json(header, source);
-  SafetensorsContents contents;
-  std::vector<sd::TensorEntry> entries;
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    if (it.key() == sd::metadata_key)
-      contents.metadata = sd::parse_metadata(*it, source);
-    else
-      entries.push_back(sd::parse_entry(it.key(), *it, data.size(), source));
+/// A file's bytes held in memory.
+struct MemoryBytes {
+  std::string_view bytes;
+  std::uint64_t size() const { return bytes.size(); }
+  void read(std::uint64_t offset, std::size_t count, char* out) const {
+    if (count) std::memcpy(out, bytes.data() + offset, count);
   }
-  sd::check_layout(entries, data.size(), source);
+};
+
+/// A file's bytes read piece by piece, so each tensor goes straight from the
+/// file into its own buffer: loading never holds the file twice.
+class FileBytes {
+ public:
+  FileBytes(const std::filesystem::path& path, std::uintmax_t limit) : name_(path.string()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) fail(name_, ": not a readable file");
+    size_ = std::filesystem::file_size(path, ec);
+    if (ec) fail(name_, ": cannot read its size: ", ec.message());
+    if (size_ > limit) fail(name_, ": file of ", size_, " bytes exceeds the limit of ", limit);
+    in_.open(path, std::ios::binary);
+    if (!in_) fail(name_, ": cannot open for reading");
+  }
+  std::uint64_t size() const { return size_; }
+  void read(std::uint64_t offset, std::size_t count, char* out) {
+    in_.seekg(static_cast<std::streamoff>(offset));
+    in_.read(out, static_cast<std::streamsize>(count));
+    if (!in_ || in_.gcount() != static_cast<std::streamsize>(count))
+      fail(name_, ": short read at offset ", offset, " (did the file change while it was read?)");
+  }
+
+ private:
+  std::string name_;
+  std::uint64_t size_ = 0;
+  std::ifstream in_;
+};
+
+/// One tensor from `count` stored bytes at `offset`: F32 and I32 are read
+/// straight into the tensor; other dtypes through a buffer of their own size.
+template <class Bytes>
+Tensor read_tensor(Bytes& bytes, const TensorEntry& entry, std::uint64_t offset, const std::string& what) {
+  const auto count = static_cast<std::size_t>(entry.end - entry.begin);
+  if (entry.dtype->kind == StoredKind::f32 || entry.dtype->kind == StoredKind::i32) {
+    Tensor tensor(entry.dtype->canonical, entry.shape);
+    if (count) bytes.read(offset, count, reinterpret_cast<char*>(tensor.raw()));
+    return tensor;
+  }
+  std::string stored(count, '\0');
+  bytes.read(offset, count, stored.data());
+  return decode_tensor(*entry.dtype, entry.shape, stored, what);
+}
+
+/// Checks the header completely, then reads each tensor's data.
+template <class Bytes>
+SafetensorsContents parse(Bytes& bytes, const std::string& source) {
+  const std::uint64_t size = bytes.size();
+  if (size < length_prefix_bytes)
+    fail(source, ": file of ", size, " bytes is too short for the 8-byte header length");
+  char prefix[length_prefix_bytes];
+  bytes.read(0, length_prefix_bytes, prefix);
+  const auto header_length = load<std::uint64_t>(prefix);
+  if (header_length > max_header_bytes)
+    fail(source, ": header length ", header_length, " exceeds the ", max_header_bytes, "-byte limit");
+  if (header_length > size - length_prefix_bytes)
+    fail(source, ": header length ", header_length, " runs past the end of the file (", size, " bytes)");
+  std::string header(static_cast<std::size_t>(header_length), '\0');
+  bytes.read(length_prefix_bytes, header.size(), header.data());
+  const std::uint64_t data_start = length_prefix_bytes + header_length, data_size = size - data_start;
+
+  const nlohmann::json root = parse_header_json(header, source);
+  SafetensorsContents contents;
+  std::vector<TensorEntry> entries;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (it.key() == metadata_key)
+      contents.metadata = parse_metadata(*it, source);
+    else
+      entries.push_back(parse_entry(it.key(), *it, data_size, source));
+  }
+  check_layout(entries, data_size, source);
 
   contents.tensors.reserve(entries.size());
-  for (const sd::TensorEntry& entry : entries) {
-    const std::string_view stored = data.substr(static_cast<std::size_t>(entry.begin),
-                                                static_cast<std::size_t>(entry.end - entry.begin));
-    contents.tensors.emplace_back(entry.name, sd::decode_tensor(*entry.dtype, entry.shape, stored,
-                                                                sd::describe_tensor(source, entry.name)));
-  }
+  for (const TensorEntry& entry : entries)
+    contents.tensors.emplace_back(entry.name, read_tensor(bytes, entry, data_start + static_cast<std::uint64_t>(entry.begin),
+                                                          describe_tensor(source, entry.name)));
   return contents;
 }
 
-inline SafetensorsContents read_safetensors(const std::filesystem::path& path) {
-  return parse_safetensors(read_file(path), path.string());
+}  // namespace safetensors_detail
+
+/// Parses a whole safetensors file held in memory. `source_name` names the file in
+/// error messages.
+inline SafetensorsContents parse_safetensors(std::string_view bytes, std::string_view source_name) {
+  safetensors_detail::MemoryBytes memory{bytes};
+  return safetensors_detail::parse(memory, std::string(source_name));
+}
+
+/// Reads a safetensors file: the header first, then each tensor from the file
+/// into its own buffer (peak memory: the tensors, not the file twice).
+inline SafetensorsContents read_safetensors(const std::filesystem::path& path,
+                                            std::uintmax_t limit = std::uintmax_t(1) << 40) {
+  safetensors_detail::FileBytes file(path, limit);
+  return safetensors_detail::parse(file, path.string());
 }
 
 /// The file's bytes: f32 as F32, i32 as I32, in the given order, data region

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 
+#include "rml/exec/arena.hpp"
 #include "rml/exec/gemm.hpp"
 #include "rml/exec/kernels/elementwise.hpp"
 
@@ -160,5 +161,29 @@ class PoolKernel final : public Kernel {
   ValueId x_, y_;
   Shape x_shape_, y_shape_;
 };
+
+/// conv2d, optionally with a fused epilogue group over the output viewed as
+/// [N, O, H'*W'] (exec/fusion.hpp decides when).
+template <>
+struct KernelFor<Conv2d> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Conv2d& op,
+                                      std::optional<ElementwiseGroup> epilogue = std::nullopt) {
+    std::optional<ValueId> bias;
+    if (node.inputs.size() == 3) bias = node.inputs[2];
+    return std::make_unique<Conv2dKernel>(op, node.inputs[0], node.inputs[1], bias, node.outputs[0],
+                                          ctx.type(node.inputs[0]).shape, ctx.type(node.inputs[1]).shape,
+                                          ctx.output_shape(node), std::move(epilogue));
+  }
+};
+
+template <class Pool>
+struct PoolKernelFor {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Pool& op) {
+    return std::make_unique<PoolKernel<Pool>>(op, node.inputs[0], node.outputs[0], ctx.type(node.inputs[0]).shape,
+                                              ctx.output_shape(node));
+  }
+};
+template <> struct KernelFor<MaxPool2d> : PoolKernelFor<MaxPool2d> {};
+template <> struct KernelFor<AvgPool2d> : PoolKernelFor<AvgPool2d> {};
 
 }  // namespace rml::exec

@@ -32,10 +32,6 @@ template <> struct FastMath<Sin> { static float apply(float x) { return std::sin
 template <> struct FastMath<Cos> { static float apply(float x) { return std::cos(x); } };
 template <> struct FastMath<Pow> { static float apply(float a, float b) { return std::pow(a, b); } };
 
-inline float gelu_tanh(float x) {
-  return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
-}
-
 /// A block function: out[0:n] = op(args[0][0:n], ...).
 using BlockFn = void (*)(const void* const* args, void* out, std::int64_t n);
 
@@ -79,56 +75,59 @@ void cast(const void* const* a, void* out, std::int64_t n) {
 inline void erf(const void* const* a, void* out, std::int64_t n) {
   simd::erf_block(static_cast<const float*>(a[0]), static_cast<float*>(out), n);
 }
-inline void gelu_erf(const void* const* a, void* out, std::int64_t n) {
-  simd::gelu_erf_block(static_cast<const float*>(a[0]), static_cast<float*>(out), n);
-}
-
-template <float (*F)(float)>
-void gelu(const void* const* a, void* out, std::int64_t n) {
-  const float* x = static_cast<const float*>(a[0]);
-  float* y = static_cast<float*>(out);
-  for (std::int64_t i = 0; i < n; ++i) y[i] = F(x[i]);
-}
 
 }  // namespace block
 
-/// The block function for an elementwise op given its input dtypes, or
-/// nullptr for an op that is not elementwise.
-inline BlockFn block_function(const AnyOp& op, const Types& in) {
-  return std::visit(
-      [&](const auto& o) -> BlockFn {
-        using Op = std::decay_t<decltype(o)>;
-        const bool is_f32 = in[0].dtype == DType::f32;
-        if constexpr (std::is_same_v<Op, Erf>) {
-          return &block::erf;
-        } else if constexpr (UnaryOp<Op>) {
-          if constexpr (Op::accepts == Accepts::any)
-            return is_f32 ? &block::unary<Op, float> : &block::unary<Op, std::int32_t>;
-          else
-            return &block::unary<Op, float>;
-        } else if constexpr (BinaryOp<Op>) {
-          if constexpr (Op::accepts == Accepts::any)
-            return is_f32 ? &block::binary<Op, float> : &block::binary<Op, std::int32_t>;
-          else
-            return &block::binary<Op, float>;
-        } else if constexpr (CompareOp<Op>) {
-          return is_f32 ? &block::compare<Op, float> : &block::compare<Op, std::int32_t>;
-        } else if constexpr (std::is_same_v<Op, Select>) {
-          const bool value_f32 = in[1].dtype == DType::f32;
-          if (is_f32) return value_f32 ? &block::select<float, float> : &block::select<float, std::int32_t>;
-          return value_f32 ? &block::select<std::int32_t, float> : &block::select<std::int32_t, std::int32_t>;
-        } else if constexpr (std::is_same_v<Op, Cast>) {
-          const bool to_f32 = o.to == DType::f32;
-          if (is_f32) return to_f32 ? &block::cast<float, float> : &block::cast<float, std::int32_t>;
-          return to_f32 ? &block::cast<std::int32_t, float> : &block::cast<std::int32_t, std::int32_t>;
-        } else if constexpr (std::is_same_v<Op, Gelu>) {
-          return o.uses_tanh() ? &block::gelu<gelu_tanh> : &block::gelu_erf;
-        } else {
-          return nullptr;
-        }
-      },
-      op);
-}
+/// The block function of an elementwise op, for its input dtypes:
+///   template <> struct BlockFor<Op> { static BlockFn function(const Op&, const Types& inputs); };
+/// The unary, binary and comparison families get theirs here; any other
+/// elementwise op must declare its own (exec/dispatch.hpp checks).
+template <class Op>
+struct BlockFor;
+
+// Unary and binary ops run on f32, and on i32 too where they accept any dtype.
+template <UnaryOp Op>
+struct BlockFor<Op> {
+  static BlockFn function(const Op&, const Types& in) {
+    if constexpr (Op::accepts == Accepts::any)
+      if (in[0].dtype == DType::i32) return &block::unary<Op, std::int32_t>;
+    return &block::unary<Op, float>;
+  }
+};
+template <BinaryOp Op>
+struct BlockFor<Op> {
+  static BlockFn function(const Op&, const Types& in) {
+    if constexpr (Op::accepts == Accepts::any)
+      if (in[0].dtype == DType::i32) return &block::binary<Op, std::int32_t>;
+    return &block::binary<Op, float>;
+  }
+};
+template <CompareOp Op>
+struct BlockFor<Op> {
+  static BlockFn function(const Op&, const Types& in) {
+    return in[0].dtype == DType::f32 ? &block::compare<Op, float> : &block::compare<Op, std::int32_t>;
+  }
+};
+template <>
+struct BlockFor<Erf> {
+  static BlockFn function(const Erf&, const Types&) { return &block::erf; }
+};
+template <>
+struct BlockFor<Select> {
+  static BlockFn function(const Select&, const Types& in) {
+    const bool value_f32 = in[1].dtype == DType::f32;
+    if (in[0].dtype == DType::f32) return value_f32 ? &block::select<float, float> : &block::select<float, std::int32_t>;
+    return value_f32 ? &block::select<std::int32_t, float> : &block::select<std::int32_t, std::int32_t>;
+  }
+};
+template <>
+struct BlockFor<Cast> {
+  static BlockFn function(const Cast& op, const Types& in) {
+    const bool to_f32 = op.to == DType::f32;
+    if (in[0].dtype == DType::f32) return to_f32 ? &block::cast<float, float> : &block::cast<float, std::int32_t>;
+    return to_f32 ? &block::cast<std::int32_t, float> : &block::cast<std::int32_t, std::int32_t>;
+  }
+};
 
 inline bool is_elementwise_op(const AnyOp& op) {
   return std::visit([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
@@ -156,14 +155,7 @@ class ElementwiseGroup {
                    std::vector<Instr> instrs, bool keep_last)
       : output_(output), leaves_(std::move(leaves)), instrs_(std::move(instrs)) {
     dims_ = out_shape.empty() ? Shape{1} : out_shape;
-    for (const Leaf& leaf : leaves_) {
-      Shape strides(dims_.size(), 0);
-      const Shape own = contiguous_strides(leaf.shape);
-      const std::size_t lead = dims_.size() - std::min(dims_.size(), leaf.shape.size());
-      for (std::size_t d = 0; d < leaf.shape.size(); ++d)
-        if (leaf.shape[d] != 1) strides[lead + d] = own[d];
-      strides_.push_back(strides);
-    }
+    for (const Leaf& leaf : leaves_) strides_.push_back(broadcast_strides(dims_, leaf.shape));
     collapse(keep_last);
   }
 

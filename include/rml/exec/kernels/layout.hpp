@@ -1,11 +1,11 @@
-// Layout kernels: every op that only moves elements is a strided copy
-// (transpose, slice, broadcast_to, concat, pad), a re-label (reshape) or an
-// indexed copy (gather); plus top_k.
+// Layout kernels: every layout op is a strided copy (transpose, slice,
+// broadcast_to, concat, pad) or a re-label (reshape).
 #pragma once
 
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "rml/exec/kernel.hpp"
 
@@ -141,82 +141,91 @@ class ReshapeKernel final : public Kernel {
   bool copy_;
 };
 
-/// take(data, indices, axis) as block copies; indices checked first.
-class GatherKernel final : public Kernel {
- public:
-  GatherKernel(ValueId data, ValueId indices, ValueId out, const Shape& data_shape, std::int64_t axis,
-               std::int64_t index_count)
-      : data_(data), indices_(indices), out_(out), count_(index_count), axis_(axis) {
-    outer_ = 1;
-    for (std::int64_t d = 0; d < axis; ++d) outer_ *= data_shape[d];
-    dim_ = data_shape[axis];
-    block_ = 4;
-    for (std::size_t d = axis + 1; d < data_shape.size(); ++d) block_ *= data_shape[d];
+/// Transpose, broadcast_to, slice, concat and pad are strided copies of
+/// their inputs into the output; reshape re-labels.
+template <>
+struct KernelFor<Reshape> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Reshape&) {
+    const ValueId in = node.inputs[0], out = node.outputs[0];
+    // A graph output must land in the caller's buffer, and a constant's
+    // memory belongs to the model, not the run: both are copied.
+    const bool copy = ctx.is_graph_output(out) || ctx.constant(in) != nullptr;
+    return std::make_unique<ReshapeKernel>(in, out, static_cast<std::size_t>(element_count(ctx.output_shape(node))) * 4, copy);
   }
-  void run(RunContext& ctx) const override {
-    const std::int32_t* idx = ctx.value<const std::int32_t>(indices_);
-    for (std::int64_t i = 0; i < count_; ++i)
-      if (idx[i] < -dim_ || idx[i] >= dim_)
-        fail("gather: index ", idx[i], " at position ", i, " is out of range for axis ", axis_, " of size ", dim_);
-    const std::byte* data = ctx.slots[data_];
-    std::byte* out = ctx.slots[out_];
-    ctx.pool->parallel_for(outer_ * count_, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(block_, 1)),
-                           [&](std::int64_t b, std::int64_t e, int) {
-      for (std::int64_t task = b; task < e; ++task) {
-        const std::int64_t o = task / count_, i = task % count_;
-        const std::int64_t index = idx[i] < 0 ? idx[i] + dim_ : idx[i];
-        if (block_) std::memcpy(out + task * block_, data + (o * dim_ + index) * block_, block_);
-      }
-    });
-  }
-  std::string describe() const override { return "gather (block copy)"; }
-
- private:
-  ValueId data_, indices_, out_;
-  std::int64_t count_, axis_, outer_, dim_, block_;
 };
 
-/// The k largest per row of the last axis; ties to the lowest index.
-class TopKKernel final : public Kernel {
- public:
-  TopKKernel(ValueId in, ValueId values, ValueId indices, DType dtype, std::int64_t rows, std::int64_t dim, std::int64_t k)
-      : in_(in), values_(values), indices_(indices), dtype_(dtype), rows_(rows), dim_(dim), k_(k) {
-    thread_scratch_bytes = static_cast<std::size_t>(dim) * 4;
+template <>
+struct KernelFor<Transpose> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Transpose& op) {
+    const Shape& y = ctx.output_shape(node);
+    const Shape strides = contiguous_strides(ctx.type(node.inputs[0]).shape);
+    StridedCopy copy{y, {}, contiguous_strides(y)};
+    for (auto p : op.perm) copy.src_strides.push_back(strides[p]);
+    return std::make_unique<CopyKernel>("transpose", node.outputs[0], element_count(y), std::vector{std::pair{node.inputs[0], copy}});
   }
-  void run(RunContext& ctx) const override {
-    visit_dtype(dtype_, [&](auto zero) {
-      using T = decltype(zero);
-      const T* x = ctx.value<const T>(in_);
-      T* values = ctx.value<T>(values_);
-      std::int32_t* indices = ctx.value<std::int32_t>(indices_);
-      ctx.pool->parallel_for(rows_, 1, [&](std::int64_t r0, std::int64_t r1, int t) {
-        std::int32_t* order = ctx.scratch_of<std::int32_t>(t);
-        for (std::int64_t r = r0; r < r1; ++r) {
-          const T* row = x + r * dim_;
-          std::iota(order, order + dim_, 0);
-          // A total order: larger first, NaN largest, then lower index.
-          auto before = [&](std::int32_t a, std::int32_t b) {
-            const T va = row[a], vb = row[b];
-            const bool na = va != va, nb = vb != vb;
-            if (na != nb) return na;
-            if (!na && va != vb) return va > vb;
-            return a < b;
-          };
-          std::partial_sort(order, order + k_, order + dim_, before);
-          for (std::int64_t j = 0; j < k_; ++j) {
-            values[r * k_ + j] = row[order[j]];
-            indices[r * k_ + j] = order[j];
-          }
-        }
-      });
-    });
-  }
-  std::string describe() const override { return "top_k (partial sort per row)"; }
+};
 
- private:
-  ValueId in_, values_, indices_;
-  DType dtype_;
-  std::int64_t rows_, dim_, k_;
+template <>
+struct KernelFor<BroadcastTo> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const BroadcastTo&) {
+    const Shape& y = ctx.output_shape(node);
+    StridedCopy copy{y, broadcast_strides(y, ctx.type(node.inputs[0]).shape), contiguous_strides(y)};
+    return std::make_unique<CopyKernel>("broadcast_to", node.outputs[0], element_count(y), std::vector{std::pair{node.inputs[0], copy}});
+  }
+};
+
+template <>
+struct KernelFor<Slice> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Slice& op) {
+    const Shape& x = ctx.type(node.inputs[0]).shape;
+    const Shape& y = ctx.output_shape(node);
+    const Shape strides = contiguous_strides(x);
+    StridedCopy copy{y, {}, contiguous_strides(y)};
+    const auto ranges = op.ranges(x);
+    for (std::size_t d = 0; d < ranges.size(); ++d) {
+      copy.src_strides.push_back(ranges[d].step * strides[d]);
+      copy.src_offset += ranges[d].start * strides[d];
+    }
+    return std::make_unique<CopyKernel>("slice", node.outputs[0], element_count(y), std::vector{std::pair{node.inputs[0], copy}});
+  }
+};
+
+template <>
+struct KernelFor<Concat> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Concat& op) {
+    const Shape& y = ctx.output_shape(node);
+    const std::size_t axis = normalize_axis(op.axis, y.size(), "concat");
+    const Shape out_strides = contiguous_strides(y);
+    std::vector<std::pair<ValueId, StridedCopy>> copies;
+    std::int64_t at = 0;
+    for (ValueId v : node.inputs) {
+      const Shape& x = ctx.type(v).shape;
+      copies.emplace_back(v, StridedCopy{x, contiguous_strides(x), out_strides, 0, at * out_strides[axis]});
+      at += x[axis];
+    }
+    return std::make_unique<CopyKernel>("concat", node.outputs[0], element_count(y), std::move(copies));
+  }
+};
+
+template <>
+struct KernelFor<Pad> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Pad& op) {
+    const TensorType& x = ctx.type(node.inputs[0]);
+    const Shape& y = ctx.output_shape(node);
+    const Shape out_strides = contiguous_strides(y);
+    StridedCopy copy{x.shape, contiguous_strides(x.shape), out_strides};
+    for (std::size_t d = 0; d < y.size(); ++d) copy.dst_offset += op.pads[d] * out_strides[d];
+    // The fill value's bits in the tensor's own dtype.
+    std::uint32_t bits;
+    if (x.dtype == DType::f32) {
+      const float v = static_cast<float>(op.value);
+      std::memcpy(&bits, &v, 4);
+    } else {
+      const std::int32_t v = static_cast<std::int32_t>(op.value);
+      std::memcpy(&bits, &v, 4);
+    }
+    return std::make_unique<CopyKernel>("pad", node.outputs[0], element_count(y), std::vector{std::pair{node.inputs[0], copy}}, bits);
+  }
 };
 
 }  // namespace rml::exec

@@ -7,6 +7,7 @@
 
 #include <optional>
 
+#include "rml/exec/arena.hpp"
 #include "rml/exec/gemm.hpp"
 #include "rml/exec/kernels/elementwise.hpp"
 
@@ -37,9 +38,10 @@ class MatMulKernel final : public Kernel {
   static constexpr std::int64_t tile_rows = 96, tile_cols = 256;
 
   /// a: [batch..., M, K], b: [batch..., K, N] (1-D operands already
-  /// promoted); `b_constant` is b's data when b is a constant.
+  /// promoted); `b_constant` is b's data when b is a constant, packed once
+  /// through `cache`.
   MatMulKernel(ValueId a, ValueId b, ValueId product, Shape a_shape, Shape b_shape, const Shape& out_batch,
-               const Tensor* b_constant, std::optional<ElementwiseGroup> epilogue)
+               const Tensor* b_constant, PackedWeightCache& cache, std::optional<ElementwiseGroup> epilogue)
       : a_(a), b_(b), product_(product), epilogue_(std::move(epilogue)) {
     m_ = a_shape[a_shape.size() - 2];
     k_ = a_shape.back();
@@ -56,8 +58,7 @@ class MatMulKernel final : public Kernel {
       b_offsets_ = batch_offsets(out_batch, b_batch);
     }
     if (b_constant) {
-      const float* data = b_constant->values<float>().data();
-      for (std::int64_t i = 0; i < b_batches_; ++i) packed_.emplace_back(data + i * k_ * n_, k_, n_, n_);
+      packed_ = cache.get(b, b_constant->values<float>().data(), b_batches_, k_, n_);
     } else {
       shared_scratch_bytes = static_cast<std::size_t>(b_batches_) * align_up(PackedB::bytes(k_, n_));
     }
@@ -72,7 +73,7 @@ class MatMulKernel final : public Kernel {
     // Right operands not packed at plan time are packed now, into scratch.
     const std::size_t packed_stride = align_up(PackedB::bytes(k_, n_)) / sizeof(float);
     float* runtime_packed = reinterpret_cast<float*>(ctx.shared_scratch);
-    if (packed_.empty()) {
+    if (!packed_) {
       const float* b = ctx.value<const float>(b_);
       ctx.pool->parallel_for(b_batches_, 1, [&](std::int64_t i0, std::int64_t i1, int) {
         for (std::int64_t i = i0; i < i1; ++i)
@@ -80,7 +81,7 @@ class MatMulKernel final : public Kernel {
       });
     }
     auto packed_b = [&](std::int64_t batch_b) {
-      return packed_.empty() ? PackedBView{runtime_packed + batch_b * packed_stride, k_, n_} : view(packed_[batch_b]);
+      return packed_ ? view((*packed_)[batch_b]) : PackedBView{runtime_packed + batch_b * packed_stride, k_, n_};
     };
     const std::int64_t row_tiles = (m_ + tile_rows - 1) / tile_rows, col_tiles = (n_ + tile_cols - 1) / tile_cols;
     const std::int64_t per_batch = row_tiles * col_tiles;
@@ -100,7 +101,7 @@ class MatMulKernel final : public Kernel {
 
   std::string describe() const override {
     std::string text = detail::concat("matmul ", a_offsets_.size() > 1 ? std::to_string(a_offsets_.size()) + " x " : "",
-                                      m_, "x", k_, " @ ", k_, "x", n_, packed_.empty() ? " (packed per run)" : " (weights prepacked)");
+                                      m_, "x", k_, " @ ", k_, "x", n_, packed_ ? " (weights prepacked)" : " (packed per run)");
     if (epilogue_) text += ", epilogue: " + epilogue_->describe();
     return text;
   }
@@ -110,7 +111,7 @@ class MatMulKernel final : public Kernel {
   std::optional<ElementwiseGroup> epilogue_;
   std::int64_t m_ = 0, k_ = 0, n_ = 0, b_batches_ = 1;
   std::vector<std::int64_t> a_offsets_, b_offsets_;
-  std::vector<PackedB> packed_;
+  std::shared_ptr<const PackedWeightCache::Packed> packed_;  // null: b is packed per run
 };
 
 /// Integer matmul (rare, never hot): plain loops, wrapping like NumPy.
@@ -139,6 +140,23 @@ class IntMatMulKernel final : public Kernel {
   ValueId a_, b_, out_;
   std::int64_t m_, k_, n_;
   std::vector<std::int64_t> a_offsets_, b_offsets_;
+};
+
+/// matmul, optionally with a fused epilogue group (exec/fusion.hpp decides
+/// when): f32 on the packed GEMM, i32 by a plain loop.
+template <>
+struct KernelFor<MatMul> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const MatMul&,
+                                      std::optional<ElementwiseGroup> epilogue = std::nullopt) {
+    Shape a = ctx.type(node.inputs[0]).shape, b = ctx.type(node.inputs[1]).shape;
+    if (a.size() == 1) a.insert(a.begin(), 1);
+    if (b.size() == 1) b.push_back(1);
+    const Shape batch = broadcast_shapes(std::span(a).first(a.size() - 2), std::span(b).first(b.size() - 2), "matmul");
+    if (ctx.type(node.inputs[0]).dtype == DType::i32)
+      return std::make_unique<IntMatMulKernel>(node.inputs[0], node.inputs[1], node.outputs[0], a, b, batch);
+    return std::make_unique<MatMulKernel>(node.inputs[0], node.inputs[1], node.outputs[0], a, b, batch,
+                                          ctx.constant(node.inputs[1]), ctx.packed_weights, std::move(epilogue));
+  }
 };
 
 }  // namespace rml::exec

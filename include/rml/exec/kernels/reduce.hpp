@@ -1,4 +1,4 @@
-// Reductions, softmax and layer_norm. Each output (or row) is computed by
+// Reductions (sum, mean, max, min over any axes). Each output is computed by
 // one thread in a fixed order, so results never depend on the thread count.
 #pragma once
 
@@ -111,79 +111,21 @@ class ReduceKernel final : public Kernel {
   std::int64_t count_ = 1, outputs_ = 1;
 };
 
-/// Softmax along one axis: rows of `dim` elements `inner` apart.
-class SoftmaxKernel final : public Kernel {
- public:
-  SoftmaxKernel(ValueId in, ValueId out, std::int64_t outer, std::int64_t dim, std::int64_t inner)
-      : in_(in), out_(out), outer_(outer), dim_(dim), inner_(inner) {}
-  void run(RunContext& ctx) const override {
-    const float* x = ctx.value<const float>(in_);
-    float* y = ctx.value<float>(out_);
-    ctx.pool->parallel_for(outer_ * inner_, std::max<std::int64_t>(1, 2048 / std::max<std::int64_t>(dim_, 1)),
-                           [&](std::int64_t b, std::int64_t e, int) {
-      for (std::int64_t r = b; r < e; ++r) {
-        const std::int64_t o = r / inner_, i = r % inner_;
-        const float* row = x + o * dim_ * inner_ + i;
-        float* out = y + o * dim_ * inner_ + i;
-        float max = -std::numeric_limits<float>::infinity();
-        for (std::int64_t j = 0; j < dim_; ++j) max = std::max(max, row[j * inner_]);
-        double sum = 0;
-        for (std::int64_t j = 0; j < dim_; ++j) {
-          const float v = std::exp(row[j * inner_] - max);
-          out[j * inner_] = v;
-          sum += v;
-        }
-        const float scale = float(1.0 / sum);
-        for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] *= scale;
-      }
-    });
-  }
-  std::string describe() const override {
-    return detail::concat("softmax over ", dim_, inner_ == 1 ? " contiguous" : " strided", " elements");
-  }
+/// The kernel's name for each reduction kind of ops/reduce.hpp.
+template <class Kind>
+struct ReduceKindOf;
+template <> struct ReduceKindOf<SumKind> { static constexpr ReduceKind value = ReduceKind::sum; };
+template <> struct ReduceKindOf<MeanKind> { static constexpr ReduceKind value = ReduceKind::mean; };
+template <> struct ReduceKindOf<MaxKind> { static constexpr ReduceKind value = ReduceKind::max; };
+template <> struct ReduceKindOf<MinKind> { static constexpr ReduceKind value = ReduceKind::min; };
 
- private:
-  ValueId in_, out_;
-  std::int64_t outer_, dim_, inner_;
-};
-
-/// Layer norm over rows of the last axis; mean and variance in double.
-class LayerNormKernel final : public Kernel {
- public:
-  LayerNormKernel(std::vector<ValueId> in, ValueId out, std::int64_t rows, std::int64_t dim, double eps)
-      : in_(std::move(in)), out_(out), rows_(rows), dim_(dim), eps_(eps) {}
-  void run(RunContext& ctx) const override {
-    const float* x = ctx.value<const float>(in_[0]);
-    const float* scale = in_.size() > 1 ? ctx.value<const float>(in_[1]) : nullptr;
-    const float* bias = in_.size() > 2 ? ctx.value<const float>(in_[2]) : nullptr;
-    float* y = ctx.value<float>(out_);
-    ctx.pool->parallel_for(rows_, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(dim_, 1)),
-                           [&](std::int64_t b, std::int64_t e, int) {
-      for (std::int64_t r = b; r < e; ++r) {
-        const float* row = x + r * dim_;
-        float* out = y + r * dim_;
-        double mean = 0, variance = 0;
-        for (std::int64_t j = 0; j < dim_; ++j) mean += row[j];
-        mean /= double(dim_);
-        for (std::int64_t j = 0; j < dim_; ++j) variance += (row[j] - mean) * (row[j] - mean);
-        variance /= double(dim_);
-        const double inv = 1.0 / std::sqrt(variance + eps_);
-        for (std::int64_t j = 0; j < dim_; ++j) {
-          double v = (row[j] - mean) * inv;
-          if (scale) v *= scale[j];
-          if (bias) v += bias[j];
-          out[j] = float(v);
-        }
-      }
-    });
+template <class Kind>
+struct KernelFor<Reduce<Kind>> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Reduce<Kind>& op) {
+    const TensorType& x = ctx.type(node.inputs[0]);
+    return std::make_unique<ReduceKernel>(ReduceKindOf<Kind>::value, x.dtype, node.inputs[0], node.outputs[0], x.shape,
+                                          normalize_axes(op.axes, x.shape.size(), "reduce"));
   }
-  std::string describe() const override { return detail::concat("layer_norm over rows of ", dim_); }
-
- private:
-  std::vector<ValueId> in_;
-  ValueId out_;
-  std::int64_t rows_, dim_;
-  double eps_;
 };
 
 }  // namespace rml::exec

@@ -1,0 +1,232 @@
+// Which nodes run together: elementwise nodes joined along single-reader edges
+// of equal shape become one group, single-reader broadcast_to nodes become a
+// group's broadcasting leaves, and a matmul or conv2d whose product only feeds
+// a group takes that group as its epilogue. Unfused, every elementwise node is
+// a group of one, so both paths compute each element with the same functions.
+#pragma once
+
+#include <numeric>
+#include <optional>
+
+#include "rml/exec/dispatch.hpp"
+#include "rml/exec/model.hpp"
+
+namespace rml::exec {
+
+/// Who produces and who reads each value.
+struct GraphUses {
+  std::vector<std::int64_t> producer;             // per value: node index, -1 for inputs and constants
+  std::vector<std::vector<std::size_t>> readers;  // per value: reading nodes, each once
+  std::vector<bool> is_output;                    // per value: a graph output?
+
+  explicit GraphUses(const Graph& graph)
+      : producer(graph.values.size(), -1), readers(graph.values.size()), is_output(graph.values.size(), false) {
+    for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
+      for (ValueId v : graph.nodes[n].outputs) producer[v] = static_cast<std::int64_t>(n);
+      for (ValueId v : graph.nodes[n].inputs)
+        if (readers[v].empty() || readers[v].back() != n) readers[v].push_back(n);
+    }
+    for (const NamedValue& out : graph.outputs) is_output[out.value] = true;
+  }
+  bool single_private_reader(ValueId v) const { return readers[v].size() == 1 && !is_output[v]; }
+};
+
+class Fusion {
+ public:
+  Fusion(const Graph& graph, const std::vector<std::size_t>& order, const GraphUses& uses, bool fuse)
+      : graph_(graph), order_(order), uses_(uses) {
+    form_groups(fuse);
+    if (fuse) choose_epilogues();
+  }
+
+  /// A broadcast_to read only by a group, as one of its leaves: no kernel.
+  bool absorbed(std::size_t n) const { return absorbed_[n]; }
+  bool in_group(std::size_t n) const { return in_group_[n]; }
+  /// The group member whose output leaves the group: where it is emitted.
+  bool is_root(std::size_t n) const { return is_root_[n]; }
+  /// A matmul/conv2d emitted with its epilogue, at the epilogue's root.
+  bool is_epilogue_producer(std::size_t n) const { return epilogue_owner_[n] >= 0; }
+  /// The matmul/conv2d whose epilogue is the group rooted at `root`, if any.
+  std::optional<std::size_t> epilogue_producer(std::size_t root) const {
+    for (std::size_t m = 0; m < graph_.nodes.size(); ++m)
+      if (epilogue_owner_[m] == static_cast<std::int64_t>(root)) return m;
+    return std::nullopt;
+  }
+
+  /// Members of the group rooted at `root`, in execution order.
+  std::vector<std::size_t> members(std::size_t root) const {
+    std::vector<std::size_t> out;
+    for (std::size_t n : order_)
+      if (in_group_[n] && group_of_[n] == group_of_[root]) out.push_back(n);
+    return out;
+  }
+
+  /// The leaf a member input reads: through an absorbed broadcast_to, its source.
+  ValueId leaf_value(ValueId v) const {
+    if (uses_.producer[v] >= 0 && absorbed_[uses_.producer[v]]) return node(uses_.producer[v]).inputs[0];
+    return v;
+  }
+
+  /// The group rooted at `root`, evaluated on its own.
+  ElementwiseGroup group(std::size_t root) const { return build_group(root, false); }
+
+  /// The group rooted at `root` as the epilogue of `producer`: over the
+  /// product's rows and columns (a conv's output viewed as [N, O, H*W]).
+  ElementwiseGroup epilogue(std::size_t producer, std::size_t root) const {
+    if (holds<Conv2d>(node(producer).op)) {
+      const Shape& y = type(node(producer).outputs[0]).shape;
+      return build_group(root, true, Shape{y[0], y[1], y[2] * y[3]});
+    }
+    return build_group(root, true);
+  }
+
+ private:
+  const Node& node(std::size_t n) const { return graph_.nodes[n]; }
+  const TensorType& type(ValueId v) const { return graph_.values[v].type; }
+
+  /// Union-find over node indices.
+  struct Sets {
+    std::vector<std::size_t> parent;
+    explicit Sets(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+    std::size_t find(std::size_t x) { return parent[x] == x ? x : parent[x] = find(parent[x]); }
+  };
+
+  void form_groups(bool fuse) {
+    const std::size_t nodes = graph_.nodes.size();
+    Sets sets(nodes);
+    std::vector<std::size_t> instrs(nodes, 1), leaves(nodes);
+    for (std::size_t n = 0; n < nodes; ++n) leaves[n] = node(n).inputs.size();
+    absorbed_.assign(nodes, false);
+    in_group_.assign(nodes, false);
+    epilogue_owner_.assign(nodes, -1);
+    for (std::size_t n : order_) {
+      if (!is_elementwise_op(node(n).op)) continue;
+      in_group_[n] = true;
+      if (!fuse) continue;
+      const Shape& shape = type(node(n).outputs[0]).shape;
+      for (ValueId v : node(n).inputs) {
+        if (!uses_.single_private_reader(v) || uses_.producer[v] < 0) continue;
+        const std::size_t p = static_cast<std::size_t>(uses_.producer[v]);
+        if (holds<BroadcastTo>(node(p).op)) {
+          absorbed_[p] = true;
+        } else if (is_elementwise_op(node(p).op) && type(v).shape == shape) {
+          const std::size_t a = sets.find(p), b = sets.find(n);
+          if (a == b || instrs[a] + instrs[b] > ElementwiseGroup::max_instrs ||
+              leaves[a] + leaves[b] > ElementwiseGroup::max_leaves)
+            continue;
+          sets.parent[a] = b;
+          instrs[b] += instrs[a];
+          leaves[b] += leaves[a];
+        }
+      }
+    }
+    group_of_.assign(nodes, 0);
+    for (std::size_t n = 0; n < nodes; ++n) group_of_[n] = sets.find(n);
+    is_root_.assign(nodes, false);
+    for (std::size_t n = 0; n < nodes; ++n) {
+      if (!in_group_[n]) continue;
+      const ValueId out = node(n).outputs[0];
+      const bool internal = uses_.single_private_reader(out) && group_of_[uses_.readers[out][0]] == group_of_[n] &&
+                            uses_.readers[out][0] != n;
+      is_root_[n] = !internal;
+    }
+  }
+
+  /// A matmul/conv whose product only feeds a group becomes that group's
+  /// epilogue producer, emitted at the group's root.
+  void choose_epilogues() {
+    for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
+      // (A 1-D right operand drops the product's column axis, so tiles would
+      // not map onto the epilogue's rows and columns.)
+      const bool gemm_op = ((holds<MatMul>(node(n).op) && type(node(n).inputs[1]).shape.size() > 1) ||
+                            holds<Conv2d>(node(n).op)) &&
+                           type(node(n).outputs[0]).dtype == DType::f32;
+      if (!gemm_op) continue;
+      const ValueId v = node(n).outputs[0];
+      if (!uses_.single_private_reader(v) || !in_group_[uses_.readers[v][0]]) continue;
+      const std::size_t root = group_root(group_of_[uses_.readers[v][0]]);
+      if (type(node(root).outputs[0]).shape != type(v).shape) continue;
+      if (holds<Conv2d>(node(n).op) && !conv_epilogue_ok(root, v)) continue;
+      bool taken = false;
+      for (std::size_t m = 0; m < n; ++m) taken = taken || epilogue_owner_[m] == static_cast<std::int64_t>(root);
+      if (!taken) epilogue_owner_[n] = static_cast<std::int64_t>(root);
+    }
+  }
+
+  std::size_t group_root(std::size_t set) const {
+    for (std::size_t n = 0; n < graph_.nodes.size(); ++n)
+      if (in_group_[n] && is_root_[n] && group_of_[n] == set) return n;
+    return set;
+  }
+
+  /// A conv epilogue sees the output as [N, O, H*W]: each leaf must cover
+  /// the whole plane or be constant over it.
+  bool conv_epilogue_ok(std::size_t root, ValueId product) const {
+    const Shape& y = type(product).shape;
+    for (std::size_t n : members(root))
+      for (ValueId v : node(n).inputs) {
+        Shape s = type(leaf_value(v)).shape;
+        if (s.size() > 4) return false;
+        while (s.size() < 4) s.insert(s.begin(), 1);
+        const bool full = s[2] == y[2] && s[3] == y[3], none = s[2] == 1 && s[3] == 1;
+        if (!full && !none) return false;
+      }
+    return true;
+  }
+
+  /// A 4-D NCHW-broadcastable shape as seen in the [N, O, H*W] view.
+  static Shape view_shape(Shape shape) {
+    while (shape.size() < 4) shape.insert(shape.begin(), 1);
+    return {shape[0], shape[1], shape[2] * shape[3]};
+  }
+
+  /// Builds the group rooted at `root`. With `view`, the group is evaluated
+  /// over that view of the output (conv epilogues: [N, O, H*W]).
+  ElementwiseGroup build_group(std::size_t root, bool keep_last, const std::optional<Shape>& view = std::nullopt) const {
+    const std::vector<std::size_t> group = members(root);
+    std::vector<ElementwiseGroup::Leaf> leaves;
+    std::vector<ElementwiseGroup::Instr> instrs;
+    std::vector<std::pair<ValueId, int>> operand_of;  // value -> operand index
+    auto operand = [&](ValueId v) -> int {
+      for (const auto& [value, index] : operand_of)
+        if (value == v) return index;
+      const ValueId leaf = leaf_value(v);
+      for (const auto& [value, index] : operand_of)
+        if (value == leaf && index < static_cast<int>(leaves.size())) return index;
+      Shape shape = type(leaf).shape;
+      if (view) shape = view_shape(shape);
+      leaves.push_back({leaf, shape});
+      const int index = static_cast<int>(leaves.size()) - 1;
+      operand_of.emplace_back(leaf, index);
+      return index;
+    };
+    auto from_outside = [&](ValueId v) {
+      const std::int64_t p = uses_.producer[v];
+      return p < 0 || !in_group_[p] || group_of_[p] != group_of_[root];
+    };
+    // Leaves first (operand indices below the temps), in a stable order.
+    for (std::size_t n : group)
+      for (ValueId v : node(n).inputs)
+        if (from_outside(v)) operand(v);
+    const int leaf_count = static_cast<int>(leaves.size());
+    for (std::size_t n : group) {
+      Types in;
+      for (ValueId v : node(n).inputs) in.push_back(type(v));
+      ElementwiseGroup::Instr instr{block_function(node(n).op, in), {}, std::string(op_name(node(n).op))};
+      for (ValueId v : node(n).inputs) instr.args.push_back(operand(v));
+      instrs.push_back(std::move(instr));
+      operand_of.emplace_back(node(n).outputs[0], leaf_count + static_cast<int>(instrs.size()) - 1);
+    }
+    const ValueId out = node(root).outputs[0];
+    return ElementwiseGroup(view ? *view : type(out).shape, out, std::move(leaves), std::move(instrs), keep_last);
+  }
+
+  const Graph& graph_;
+  const std::vector<std::size_t>& order_;
+  const GraphUses& uses_;
+  std::vector<bool> absorbed_, in_group_, is_root_;
+  std::vector<std::size_t> group_of_;
+  std::vector<std::int64_t> epilogue_owner_;  // per node: the root of its epilogue group, or -1
+};
+
+}  // namespace rml::exec

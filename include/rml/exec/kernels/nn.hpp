@@ -1,0 +1,266 @@
+// The fused nn ops: softmax and layer_norm per row (sums in double), the GELU
+// block functions, and scaled dot-product attention on the packed GEMM.
+#pragma once
+
+#include <cmath>
+#include <limits>
+
+#include "rml/exec/arena.hpp"
+#include "rml/exec/gemm.hpp"
+#include "rml/exec/kernels/elementwise.hpp"
+
+namespace rml::exec {
+
+/// Softmax along one axis: rows of `dim` elements `inner` apart.
+class SoftmaxKernel final : public Kernel {
+ public:
+  SoftmaxKernel(ValueId in, ValueId out, std::int64_t outer, std::int64_t dim, std::int64_t inner)
+      : in_(in), out_(out), outer_(outer), dim_(dim), inner_(inner) {}
+  void run(RunContext& ctx) const override {
+    const float* x = ctx.value<const float>(in_);
+    float* y = ctx.value<float>(out_);
+    ctx.pool->parallel_for(outer_ * inner_, std::max<std::int64_t>(1, 2048 / std::max<std::int64_t>(dim_, 1)),
+                           [&](std::int64_t b, std::int64_t e, int) {
+      for (std::int64_t r = b; r < e; ++r) {
+        const std::int64_t o = r / inner_, i = r % inner_;
+        const float* row = x + o * dim_ * inner_ + i;
+        float* out = y + o * dim_ * inner_ + i;
+        float max = -std::numeric_limits<float>::infinity();
+        for (std::int64_t j = 0; j < dim_; ++j) max = std::max(max, row[j * inner_]);
+        double sum = 0;
+        for (std::int64_t j = 0; j < dim_; ++j) {
+          const float v = std::exp(row[j * inner_] - max);
+          out[j * inner_] = v;
+          sum += v;
+        }
+        const float scale = float(1.0 / sum);
+        for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] *= scale;
+      }
+    });
+  }
+  std::string describe() const override {
+    return detail::concat("softmax over ", dim_, inner_ == 1 ? " contiguous" : " strided", " elements");
+  }
+
+ private:
+  ValueId in_, out_;
+  std::int64_t outer_, dim_, inner_;
+};
+
+/// Layer norm over rows of the last axis; mean and variance in double.
+class LayerNormKernel final : public Kernel {
+ public:
+  LayerNormKernel(std::vector<ValueId> in, ValueId out, std::int64_t rows, std::int64_t dim, double eps)
+      : in_(std::move(in)), out_(out), rows_(rows), dim_(dim), eps_(eps) {}
+  void run(RunContext& ctx) const override {
+    const float* x = ctx.value<const float>(in_[0]);
+    const float* scale = in_.size() > 1 ? ctx.value<const float>(in_[1]) : nullptr;
+    const float* bias = in_.size() > 2 ? ctx.value<const float>(in_[2]) : nullptr;
+    float* y = ctx.value<float>(out_);
+    ctx.pool->parallel_for(rows_, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(dim_, 1)),
+                           [&](std::int64_t b, std::int64_t e, int) {
+      for (std::int64_t r = b; r < e; ++r) {
+        const float* row = x + r * dim_;
+        float* out = y + r * dim_;
+        double mean = 0, variance = 0;
+        for (std::int64_t j = 0; j < dim_; ++j) mean += row[j];
+        mean /= double(dim_);
+        for (std::int64_t j = 0; j < dim_; ++j) variance += (row[j] - mean) * (row[j] - mean);
+        variance /= double(dim_);
+        const double inv = 1.0 / std::sqrt(variance + eps_);
+        for (std::int64_t j = 0; j < dim_; ++j) {
+          double v = (row[j] - mean) * inv;
+          if (scale) v *= scale[j];
+          if (bias) v += bias[j];
+          out[j] = float(v);
+        }
+      }
+    });
+  }
+  std::string describe() const override { return detail::concat("layer_norm over rows of ", dim_); }
+
+ private:
+  std::vector<ValueId> in_;
+  ValueId out_;
+  std::int64_t rows_, dim_;
+  double eps_;
+};
+
+template <>
+struct KernelFor<Softmax> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Softmax& op) {
+    const Shape& x = ctx.type(node.inputs[0]).shape;
+    const std::size_t axis = normalize_axis(op.axis, x.size(), "softmax");
+    std::int64_t outer = 1, inner = 1;
+    for (std::size_t d = 0; d < axis; ++d) outer *= x[d];
+    for (std::size_t d = axis + 1; d < x.size(); ++d) inner *= x[d];
+    return std::make_unique<SoftmaxKernel>(node.inputs[0], node.outputs[0], outer, x[axis], inner);
+  }
+};
+
+template <>
+struct KernelFor<LayerNorm> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const LayerNorm& op) {
+    const Shape& x = ctx.type(node.inputs[0]).shape;
+    const std::int64_t dim = x.back();
+    return std::make_unique<LayerNormKernel>(node.inputs, node.outputs[0], dim == 0 ? 0 : element_count(x) / dim, dim, op.eps);
+  }
+};
+
+/// GELU is elementwise: the erf form is vectorised (simd_math.hpp); the tanh
+/// form is a scalar loop over f32 library calls.
+inline float gelu_tanh(float x) {
+  return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
+
+namespace block {
+inline void gelu_erf(const void* const* a, void* out, std::int64_t n) {
+  simd::gelu_erf_block(static_cast<const float*>(a[0]), static_cast<float*>(out), n);
+}
+inline void gelu_tanh(const void* const* a, void* out, std::int64_t n) {
+  const float* x = static_cast<const float*>(a[0]);
+  float* y = static_cast<float*>(out);
+  for (std::int64_t i = 0; i < n; ++i) y[i] = exec::gelu_tanh(x[i]);
+}
+}  // namespace block
+
+template <>
+struct BlockFor<Gelu> {
+  static BlockFn function(const Gelu& op, const Types&) { return op.uses_tanh() ? &block::gelu_tanh : &block::gelu_erf; }
+};
+
+// sdpa on the packed GEMM: per batch matrix, K^T and V
+// are packed once; then each block of query rows computes its scores
+// S = Q K^T into thread scratch, scales, masks and softmaxes them row by row,
+// and multiplies P V straight into the output. The full score matrix and a
+// causal mask are never materialised. A row's result does not depend on how
+// rows are split into blocks or threads, so any thread count is bit-identical.
+class SdpaKernel final : public Kernel {
+ public:
+  SdpaKernel(const Sdpa& op, std::vector<ValueId> in, ValueId out, const Types& types, const Shape& out_shape)
+      : in_(std::move(in)), out_(out), causal_(op.causal) {
+    const Shape &q = types[0].shape, &k = types[1].shape, &v = types[2].shape;
+    lq_ = q[q.size() - 2];
+    d_ = q.back();
+    lk_ = k[k.size() - 2];
+    dv_ = v.back();
+    scale_ = op.scale ? float(*op.scale) : float(1.0 / std::sqrt(double(d_)));
+    batch_ = Shape(out_shape.begin(), out_shape.end() - 2);
+    auto offsets = [&](const Shape& s) {  // element offset of each batch's matrix
+      const Shape strides = broadcast_strides(batch_, Shape(s.begin(), s.end() - 2));
+      std::vector<std::int64_t> out;
+      for_each_batch([&](const Shape& index) {
+        std::int64_t o = 0;
+        for (std::size_t d = 0; d < index.size(); ++d) o += index[d] * strides[d];
+        out.push_back(o * s[s.size() - 2] * s.back());
+      });
+      return out;
+    };
+    q_off_ = offsets(q);
+    k_off_ = offsets(k);
+    v_off_ = offsets(v);
+    if (in_.size() == 4) {
+      Shape scores = batch_;
+      scores.push_back(lq_);
+      scores.push_back(lk_);
+      const Shape strides = broadcast_strides(scores, types[3].shape);
+      mask_row_stride_ = strides[strides.size() - 2];
+      mask_col_stride_ = strides.back();
+      for_each_batch([&](const Shape& index) {
+        std::int64_t o = 0;
+        for (std::size_t d = 0; d < index.size(); ++d) o += index[d] * strides[d];
+        mask_off_.push_back(o);
+      });
+    }
+    k_packed_floats_ = align_up(PackedB::bytes(d_, lk_)) / sizeof(float);
+    v_packed_floats_ = align_up(PackedB::bytes(lk_, dv_)) / sizeof(float);
+    shared_scratch_bytes = q_off_.size() * (k_packed_floats_ + v_packed_floats_) * sizeof(float);
+    gemm_scratch_floats_ = align_up(gemm_scratch_bytes(std::max(d_, lk_))) / sizeof(float);
+    thread_scratch_bytes = (gemm_scratch_floats_ + static_cast<std::size_t>(kRowBlock * lk_)) * sizeof(float);
+  }
+
+  void run(RunContext& ctx) const override {
+    const float* q = ctx.value<const float>(in_[0]);
+    const float* k = ctx.value<const float>(in_[1]);
+    const float* v = ctx.value<const float>(in_[2]);
+    const float* mask = in_.size() == 4 ? ctx.value<const float>(in_[3]) : nullptr;
+    float* y = ctx.value<float>(out_);
+    float* packed = reinterpret_cast<float*>(ctx.shared_scratch);
+    const std::int64_t batches = static_cast<std::int64_t>(q_off_.size());
+    const std::int64_t per_batch = static_cast<std::int64_t>(k_packed_floats_ + v_packed_floats_);
+    ctx.pool->parallel_for(batches, 1, [&](std::int64_t b0, std::int64_t b1, int) {
+      for (std::int64_t b = b0; b < b1; ++b) {
+        float* dst = packed + b * per_batch;
+        PackedB::pack_transposed_into(dst, k + k_off_[b], d_, lk_, d_);
+        PackedB::pack_into(dst + k_packed_floats_, v + v_off_[b], lk_, dv_, dv_);
+      }
+    });
+    const std::int64_t blocks = (lq_ + kRowBlock - 1) / kRowBlock;
+    ctx.pool->parallel_for(batches * blocks, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
+      float* gemm_scratch = ctx.scratch_of<float>(thread);
+      float* scores = gemm_scratch + gemm_scratch_floats_;
+      for (std::int64_t t = t0; t < t1; ++t) {
+        const std::int64_t b = t / blocks, i0 = (t % blocks) * kRowBlock, rows = std::min(kRowBlock, lq_ - i0);
+        const float* kt = packed + b * per_batch;
+        gemm(q + q_off_[b] + i0 * d_, d_, PackedBView{kt, d_, lk_}, scores, lk_, 0, rows, 0, lk_, gemm_scratch);
+        for (std::int64_t r = 0; r < rows; ++r) softmax_row(scores + r * lk_, b, i0 + r, mask);
+        gemm(scores, lk_, PackedBView{kt + k_packed_floats_, lk_, dv_}, y + (b * lq_ + i0) * dv_, dv_, 0, rows, 0,
+             dv_, gemm_scratch);
+      }
+    });
+  }
+  std::string describe() const override {
+    return detail::concat("sdpa on the packed GEMM, ", kRowBlock, "-row query blocks (", q_off_.size(), " x ", lq_, " queries, ", lk_, " keys, dim ", d_,
+                          causal_ ? ", causal without a mask" : "", ")");
+  }
+
+ private:
+  static constexpr std::int64_t kRowBlock = 48;  // query rows per task (a multiple of the GEMM's 6)
+
+  /// Scores of query row i (dot products) in place -> its attention weights:
+  /// scaled, masked, softmaxed over the visible keys, 0 past them.
+  void softmax_row(float* s, std::int64_t b, std::int64_t i, const float* mask) const {
+    const std::int64_t visible = causal_ ? std::min(i + 1, lk_) : lk_;
+    float max = -std::numeric_limits<float>::infinity();
+    for (std::int64_t j = 0; j < visible; ++j) {
+      s[j] *= scale_;
+      if (mask) s[j] += mask[mask_off_[b] + i * mask_row_stride_ + j * mask_col_stride_];
+      max = std::max(max, s[j]);
+    }
+    double sum = 0;
+    for (std::int64_t j = 0; j < visible; ++j) sum += s[j] = std::exp(s[j] - max);
+    for (std::int64_t j = 0; j < visible; ++j) s[j] = float(s[j] / sum);
+    std::fill(s + visible, s + lk_, 0.0f);
+  }
+
+  template <class Fn>
+  void for_each_batch(Fn&& fn) const {
+    Shape index(batch_.size(), 0);
+    const std::int64_t count = element_count(batch_);
+    for (std::int64_t n = 0; n < count; ++n) {
+      fn(index);
+      for (std::size_t d = index.size(); d-- > 0;) {
+        if (++index[d] < batch_[d]) break;
+        index[d] = 0;
+      }
+    }
+  }
+
+  std::vector<ValueId> in_;
+  ValueId out_;
+  bool causal_;
+  std::int64_t lq_ = 0, d_ = 0, lk_ = 0, dv_ = 0, mask_row_stride_ = 0, mask_col_stride_ = 0;
+  float scale_ = 1;
+  Shape batch_;
+  std::vector<std::int64_t> q_off_, k_off_, v_off_, mask_off_;
+  std::size_t k_packed_floats_ = 0, v_packed_floats_ = 0, gemm_scratch_floats_ = 0;
+};
+
+template <>
+struct KernelFor<Sdpa> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Sdpa& op) {
+    return std::make_unique<SdpaKernel>(op, node.inputs, node.outputs[0], ctx.input_types(node), ctx.output_shape(node));
+  }
+};
+
+}  // namespace rml::exec

@@ -1,0 +1,126 @@
+// Where each value lives at run time: graph inputs and outputs in the caller's
+// buffers, constants in the model, reshapes and epilogue products as aliases,
+// every other intermediate in one arena laid out from lifetimes (greedy
+// best-fit, exec/arena.hpp), with elementwise groups written in place where
+// nothing reads their input afterwards; plus the scratch the kernels need.
+#pragma once
+
+#include "rml/exec/arena.hpp"
+#include "rml/exec/fusion.hpp"
+
+namespace rml::exec {
+
+/// Where a value's memory comes from at run time.
+enum class Storage : std::uint8_t { arena, constant, input, output, alias };
+
+struct MemoryLayout {
+  std::vector<Storage> storage;          // per value
+  std::vector<std::size_t> offset;       // arena offset, per arena value
+  std::vector<ValueId> alias_of;         // per alias value: the value whose memory it shares
+  std::vector<ValueId> run_aliases;      // alias values to resolve at the start of each run, in order
+  std::size_t arena_bytes = 0, shared_scratch_bytes = 0, thread_scratch_stride = 0;
+};
+
+namespace memory_detail {
+
+inline std::vector<Storage> initial_storage(const Graph& graph, const GraphUses& uses) {
+  std::vector<Storage> storage(graph.values.size(), Storage::arena);
+  for (std::size_t v = 0; v < graph.values.size(); ++v) {
+    if (graph.values[v].kind == ValueKind::constant) storage[v] = Storage::constant;
+    if (graph.values[v].kind == ValueKind::input) storage[v] = Storage::input;
+    if (uses.is_output[v]) storage[v] = Storage::output;
+  }
+  return storage;
+}
+
+/// Reshapes that re-label their input, and products written straight into
+/// their epilogue's output.
+inline void mark_aliases(const Graph& graph, const Fusion& fusion, const std::vector<std::unique_ptr<Kernel>>& kernels,
+                         MemoryLayout& memory) {
+  for (const auto& kernel : kernels) {
+    if (kernel->aliases_input) {
+      const ValueId out = kernel->writes[0];
+      memory.storage[out] = Storage::alias;
+      memory.alias_of[out] = kernel->reads[0];
+    }
+    for (std::size_t m : kernel->nodes)
+      if (fusion.is_epilogue_producer(m)) {
+        const ValueId product = graph.nodes[m].outputs[0];
+        memory.storage[product] = Storage::alias;
+        memory.alias_of[product] = kernel->writes[0];
+        memory.run_aliases.push_back(product);
+      }
+  }
+}
+
+}  // namespace memory_detail
+
+inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const Fusion& fusion,
+                                const std::vector<std::unique_ptr<Kernel>>& kernels) {
+  const std::size_t values = graph.values.size();
+  MemoryLayout memory;
+  memory.storage = memory_detail::initial_storage(graph, uses);
+  memory.alias_of.assign(values, 0);
+  memory_detail::mark_aliases(graph, fusion, kernels, memory);
+  auto root = [&](ValueId v) {
+    while (memory.storage[v] == Storage::alias) v = memory.alias_of[v];
+    return v;
+  };
+
+  // Lifetimes in kernel steps, of each value's root.
+  constexpr std::size_t never = ~std::size_t{0};
+  std::vector<std::size_t> first(values, never), last(values, 0);
+  for (std::size_t step = 0; step < kernels.size(); ++step) {
+    for (ValueId v : kernels[step]->writes) {
+      const ValueId r = root(v);
+      if (first[r] == never) first[r] = step;
+      last[r] = std::max(last[r], step);
+    }
+    for (ValueId v : kernels[step]->reads) last[root(v)] = std::max(last[root(v)], step);
+  }
+  // Values read through aliases keep their root alive too.
+  for (std::size_t step = 0; step < kernels.size(); ++step)
+    for (std::size_t m : kernels[step]->nodes)
+      for (ValueId v : graph.nodes[m].inputs) last[root(v)] = std::max(last[root(v)], step);
+
+  // In place: an elementwise group may write its output over a leaf of the
+  // same shape that nothing reads afterwards (each block reads its inputs
+  // before writing the same positions).
+  for (std::size_t step = 0; step < kernels.size(); ++step) {
+    const auto* group = dynamic_cast<const ElementwiseKernel*>(kernels[step].get());
+    if (!group) continue;
+    const ValueId out = group->group().output();
+    if (memory.storage[out] != Storage::arena) continue;
+    for (const auto& leaf : group->group().leaves()) {
+      const ValueId r = root(leaf.value);
+      if (memory.storage[r] != Storage::arena || r == out || last[r] != step || leaf.shape != graph.type(out).shape)
+        continue;
+      memory.storage[out] = Storage::alias;
+      memory.alias_of[out] = r;
+      last[r] = std::max(last[r], last[out]);
+      break;
+    }
+  }
+
+  std::vector<ValueId> buffers;
+  std::vector<Lifetime> lifetimes;
+  for (ValueId v = 0; v < values; ++v)
+    if (memory.storage[v] == Storage::arena && first[v] != never) {
+      buffers.push_back(v);
+      lifetimes.push_back({static_cast<std::size_t>(element_count(graph.type(v).shape)) * 4, first[v], last[v]});
+    }
+  const ArenaLayout arena = plan_arena(lifetimes);
+  memory.offset.assign(values, 0);
+  for (std::size_t i = 0; i < buffers.size(); ++i) memory.offset[buffers[i]] = arena.offsets[i];
+  memory.arena_bytes = arena.bytes;
+
+  std::size_t thread_bytes = 0;
+  for (const auto& kernel : kernels) {
+    memory.shared_scratch_bytes = std::max(memory.shared_scratch_bytes, align_up(kernel->shared_scratch_bytes));
+    thread_bytes = std::max(thread_bytes, kernel->thread_scratch_bytes);
+  }
+  memory.thread_scratch_stride = align_up(thread_bytes);
+  return memory;
+}
+
+}  // namespace rml::exec
