@@ -9,7 +9,7 @@ PYTHON := $(VENV)/bin/python
 # C++ dependencies, all from Debian's packages.
 DEBIAN_PACKAGES := g++ make cmake ccache libeigen3-dev xtensor-dev nlohmann-json3-dev doctest-dev \
                    libbenchmark-dev libflatbuffers-dev flatbuffers-compiler pybind11-dev \
-                   python3-venv python3-pip
+                   python3-venv python3-pip graphviz
 
 .PHONY: all deps venv configure build test demo fixtures bench example-model ops-doc docs compile-time clean
 
@@ -75,10 +75,15 @@ example-model: build
 ops-doc: build
 	python3 tools/update_ops_doc.py $(BUILD_DIR)/rml docs/ops.md
 
-# Regenerates both generated docs: the op table in docs/ops.md and docs/exporter-ops.md
-# (each exporter's framework ops and the rml ops they lower to, read from the source).
+# Regenerates every generated doc: the op table in docs/ops.md, docs/exporter-ops.md
+# (each exporter's framework ops and the rml ops they lower to, read from the source),
+# the converter support report in docs/backend-ops.md, and the README's picture of a
+# zoo model (rml dot, rendered by Debian's graphviz).
 docs: ops-doc venv
 	$(PYTHON) tools/exporter_coverage.py docs/exporter-ops.md
+	python3 tools/update_ops_doc.py $(BUILD_DIR)/rml docs/backend-ops.md --support
+	$(BUILD_DIR)/rml dot testdata/torch_transformer_block.json -o docs/images/transformer_block.dot
+	dot -Tsvg docs/images/transformer_block.dot -o docs/images/transformer_block.svg
 
 # Times one translation unit that includes rml/rml.hpp and runs a graph.
 compile-time: deps

@@ -1820,6 +1820,24 @@ TEST_CASE("describe() names the fused groups and the arena bytes; fusing uses fe
   check_builder(b, "describe model");
 }
 
+TEST_CASE("a weight read by many matmuls is packed once per plan, and each product is unchanged") {
+  // An unrolled recurrence: every step multiplies by the same constant matrix.
+  Rng rng(11);
+  Builder b;
+  const Tensor w = uniform(rng, {64, 48}, -0.2f, 0.2f), u = uniform(rng, {48, 64}, -0.2f, 0.2f);
+  const ValueId weight = b.constant(w, "w"), other = b.constant(u, "u");
+  ValueId h = b.input("x", uniform(rng, {3, 64}, -1, 1));
+  for (int step = 0; step < 6; ++step) h = b.op(MatMul{}, {b.op(Tanh{}, {b.op(MatMul{}, {h, weight})}), other});
+  b.output("y", h);
+  for (const bool fuse : {true, false}) {
+    CAPTURE(fuse);
+    const Executor e(Model(b.graph()), ExecutorOptions{.threads = 1, .fuse = fuse});
+    CHECK(e.packed_weight_bytes() == exec::PackedB::bytes(64, 48) + exec::PackedB::bytes(48, 64));
+    CHECK(contains(e.describe(), detail::concat("packed weights ", e.packed_weight_bytes(), " bytes")));
+  }
+  check_builder(b, "an unrolled recurrence sharing its weights");
+}
+
 TEST_CASE("arena_bytes() is far below the sum of the intermediate values on a long chain: lifetimes share memory") {
   Rng rng(42);
   Builder b;

@@ -1,8 +1,9 @@
-// The `rml` command-line program: run, inspect and validate rml-graph files.
+// The `rml` command-line program: run, inspect, validate and convert rml-graph files.
 // Exit codes: 0 success, 1 a reported error, 2 bad usage.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "rml/emit/converters.hpp"
 #include "rml/op_docs.hpp"
 #include "rml/rml.hpp"
 
@@ -35,7 +37,18 @@ commands:
         run the clean-up passes (all, or the listed ones) to a fixpoint and
         write the result; --print-counts shows node counts per op before and after
   validate MODEL.json    check the graph and its weights; prints "ok" or the error
-  ops [--markdown]       the op table, generated from the registry
+  ops [--markdown | --support]
+        the op table, generated from the registry; --support: which op each
+        converter lowers (the support report)
+  convert MODEL.json --to FORMAT -o OUT [--external-threshold BYTES]
+        convert to another runtime's format, writing OUT (and OUT.data when
+        large weights go external) atomically
+  convert MODEL.json --to FORMAT --check
+        preflight: list every node the format cannot take (index, op, output,
+        reason), write nothing, exit 1 if there is any
+  convert --list         the formats compiled in
+  dot MODEL.json -o OUT.dot
+        the graph as Graphviz DOT (same as convert --to dot)
   tensors FILE.safetensors [--json]
         list (or dump as JSON) the tensors of a safetensors file
 )";
@@ -304,8 +317,12 @@ int validate_command(int argc, char** argv) {
 }
 
 int ops_command(int argc, char** argv) {
-  const Arguments args(argc, argv, {}, {"--markdown"});
+  const Arguments args(argc, argv, {}, {"--markdown", "--support"});
   if (!args.positional.empty()) throw UsageError{"ops takes no arguments"};
+  if (args.option("--support")) {
+    std::cout << rml::emit::support_report();
+    return 0;
+  }
   if (args.option("--markdown")) {
     std::cout << rml::op_table_markdown();
     return 0;
@@ -316,6 +333,60 @@ int ops_command(int argc, char** argv) {
                 rml::arity_summary(Op::arity).c_str(), std::string(Op::summary).c_str());
   });
   return 0;
+}
+
+/// Converts MODEL to `format` and writes OUT (and its sidecar) atomically.
+int write_converted(const std::string& model_path, const std::string& format, const std::string& out,
+                    std::size_t external_threshold) {
+  const rml::Graph graph = rml::read_graph(model_path);
+  const std::filesystem::path out_path(out);
+  rml::emit::ConvertOptions options;
+  options.model_file_name = out_path.filename().string();
+  options.external_threshold = external_threshold;
+  const rml::emit::ConvertedModel model = rml::emit::Converters::convert(format, graph, options);
+  std::vector<std::pair<std::filesystem::path, std::string_view>> files;
+  if (model.weights) files.emplace_back(out_path.parent_path() / model.weights->file_name, model.weights->data);
+  files.emplace_back(out_path, model.data);
+  rml::write_files_atomically(files);
+  std::cout << "wrote " << out << " (" << format << ", " << model.data.size() << " bytes, " << model.nodes << " nodes)";
+  if (model.weights) std::cout << " and " << model.weights->file_name << " (" << model.weights->data.size() << " bytes)";
+  std::cout << "\n";
+  return 0;
+}
+
+int convert_command(int argc, char** argv) {
+  const Arguments args(argc, argv, {"--to", "--output", "--external-threshold"}, {"--check", "--list"});
+  if (args.option("--list")) {
+    if (!args.positional.empty()) throw UsageError{"convert --list takes no model"};
+    rml::emit::Converters::for_each([](auto type) {
+      using Backend = typename decltype(type)::type;
+      std::cout << Backend::name << "  " << Backend::summary << "\n";
+    });
+    return 0;
+  }
+  const std::string& model = args.only_positional("MODEL.json");
+  const auto format = args.option("--to");
+  if (!format) throw UsageError{"convert needs --to FORMAT (see rml convert --list)"};
+  if (!rml::emit::Converters::has(*format)) throw UsageError{"unknown format '" + *format + "' (see rml convert --list)"};
+  if (args.option("--check")) {
+    if (args.option("--output")) throw UsageError{"convert --check writes nothing: drop -o"};
+    const auto unsupported = rml::emit::Converters::preflight(*format, rml::read_graph(model));
+    for (const auto& u : unsupported) std::cout << rml::emit::describe(u) << "\n";
+    std::cout << model << ": " << (unsupported.empty() ? "every node converts to " : std::to_string(unsupported.size()) + " node(s) cannot be converted to ")
+              << *format << "\n";
+    return unsupported.empty() ? 0 : exit_error;
+  }
+  const auto out = args.option("--output");
+  if (!out) throw UsageError{"convert needs -o OUT (or --check)"};
+  const std::size_t threshold = static_cast<std::size_t>(positive_option(args, "--external-threshold", 1024));
+  return write_converted(model, *format, *out, threshold);
+}
+
+int dot_command(int argc, char** argv) {
+  const Arguments args(argc, argv, {"--output"}, {});
+  const auto out = args.option("--output");
+  if (!out) throw UsageError{"dot needs -o OUT.dot"};
+  return write_converted(args.only_positional("MODEL.json"), "dot", *out, 1024);
 }
 
 int tensors_command(int argc, char** argv) {
@@ -365,6 +436,8 @@ int main(int argc, char** argv) {
     if (command == "validate") return validate_command(argc, argv);
     if (command == "ops") return ops_command(argc, argv);
     if (command == "tensors") return tensors_command(argc, argv);
+    if (command == "convert") return convert_command(argc, argv);
+    if (command == "dot") return dot_command(argc, argv);
     if (command == "help") {
       std::cout << usage_text;
       return 0;

@@ -83,7 +83,7 @@ struct OpList {
 
   /// Calls fn(std::type_identity<Op>{}) for every op, in list order.
   template <class Fn>
-  static void for_each(Fn&& fn) {
+  static constexpr void for_each(Fn&& fn) {
     (fn(std::type_identity<Ops>{}), ...);
   }
 };

@@ -6,6 +6,7 @@
 #include "rml/core/canonical.hpp"
 #include "rml/core/error.hpp"
 #include "rml/core/tensor.hpp"
+#include "rml/emit/converters.hpp"
 #include "rml/ir/graph.hpp"
 #include "rml/ir/graph_io.hpp"
 #include "rml/ir/safetensors.hpp"

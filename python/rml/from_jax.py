@@ -12,7 +12,7 @@ primitive with no lowering raises `ExportError` naming it: there is no fallback.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import numpy as np
@@ -20,52 +20,24 @@ from jax import tree_util
 from jax.extend.core import Literal
 
 from ._rml import Builder, ExportError
+from .lowering import base
+from .lowering.base import Table, Value, output_name, shape_mismatch
+from .lowering.elementwise import clamp, convert, erfc
+from .lowering.layout import split
+from .lowering.linalg import dot_general
+from .lowering.nn import top_k
+from .lowering.windows import convolution, reduce_window_max, reduce_window_sum
 
 
-class Value(int):
-    """An rml value id (distinguishes lowered tensors from NumPy constants)."""
-
-
-class Lowering:
+class Lowering(base.Lowering):
     """State of one export: the builder and the equation being lowered."""
 
     def __init__(self, builder: Builder):
-        self.b = builder
+        super().__init__(builder)
         self.eqn = None
 
-    def value(self, x) -> Value:
-        """An rml value for a lowered tensor or a constant (NumPy array or scalar)."""
-        if isinstance(x, Value):
-            return x
-        return Value(self.b.constant(np.asarray(x)))
 
-    def op(self, name: str, inputs, attrs: dict | None = None) -> Value:
-        return Value(self.b.op(name, [self.value(i) for i in inputs], attrs or {}))
-
-    def shape(self, x) -> tuple:
-        return tuple(self.b.shape(x)) if isinstance(x, Value) else np.shape(x)
-
-    def rank(self, x) -> int:
-        return len(self.shape(x))
-
-    def reshape(self, x, shape) -> Value:
-        shape = [int(d) for d in shape]
-        return self.value(x) if list(self.shape(x)) == shape else self.op("reshape", [x], {"shape": shape})
-
-    def transpose(self, x, perm) -> Value:
-        perm = [int(p) for p in perm]
-        return self.value(x) if perm == sorted(perm) else self.op("transpose", [x], {"perm": perm})
-
-
-LOWERINGS: dict[str, Callable] = {}
-
-
-def lowers(*names):
-    def register(fn):
-        for name in names:
-            LOWERINGS[name] = fn
-        return fn
-    return register
+LOWERINGS = Table()
 
 
 # --- elementwise -------------------------------------------------------------
@@ -80,17 +52,17 @@ for _prim, _name in BINARY.items():
     LOWERINGS[_prim] = (lambda name: lambda L, a, b, **_: L.op(name, [a, b]))(_name)
 
 
-@lowers("erfc")
+@LOWERINGS.register("erfc")
 def _erfc(L, x, **_):
-    return L.op("sub", [np.float32(1), L.op("erf", [x])])
+    return erfc(L, x)
 
 
-@lowers("square")
+@LOWERINGS.register("square")
 def _square(L, x, **_):
     return L.op("mul", [x, x])
 
 
-@lowers("integer_pow")
+@LOWERINGS.register("integer_pow")
 def _integer_pow(L, x, y, **_):
     """The same multiplications, in the same order, as JAX's own expansion."""
     if y == 0:
@@ -105,50 +77,50 @@ def _integer_pow(L, x, y, **_):
     return L.op("reciprocal", [acc]) if y < 0 else L.value(acc)
 
 
-@lowers("select_n")
+@LOWERINGS.register("select_n")
 def _select_n(L, which, *cases):
     if len(cases) != 2:
         raise ExportError(f"select_n with {len(cases)} cases has no lowering (only a boolean choice of two)")
     return L.op("select", [which, cases[1], cases[0]])
 
 
-@lowers("clamp")
+@LOWERINGS.register("clamp")
 def _clamp(L, low, x, high):
-    return L.op("minimum", [L.op("maximum", [x, low]), high])
+    return clamp(L, x, low, high)
 
 
-@lowers("convert_element_type")
+@LOWERINGS.register("convert_element_type")
 def _convert(L, x, new_dtype, **_):
     source = np.dtype(L.eqn.invars[0].aval.dtype)
     target = np.dtype(new_dtype)
     if target == np.bool_:
-        return L.op("ne", [x, np.zeros((), np.float32 if L.b.dtype(x) == "f32" else np.int32)])
-    to = "f32" if np.issubdtype(target, np.floating) or target == np.bool_ else "i32"
+        return convert(L, x, "bool")
+    to = "f32" if np.issubdtype(target, np.floating) else "i32"
     if source == np.bool_ and to == "f32":
         return L.value(x)  # rml's comparisons already give f32 0/1
-    return L.value(x) if L.b.dtype(x) == to else L.op("cast", [x], {"to": to})
+    return convert(L, x, to)
 
 
-@lowers("copy", "copy_p", "stop_gradient", "optimization_barrier")
+@LOWERINGS.register("copy", "copy_p", "stop_gradient", "optimization_barrier")
 def _identity(L, *xs, **_):
     return xs[0] if len(xs) == 1 else list(xs)
 
 
 # --- shapes -------------------------------------------------------------------
-@lowers("reshape")
+@LOWERINGS.register("reshape")
 def _reshape(L, x, new_sizes, dimensions=None, **_):
     if dimensions is not None:
         raise ExportError("reshape with a dimension permutation has no lowering")
     return L.reshape(x, new_sizes)
 
 
-@lowers("squeeze")
+@LOWERINGS.register("squeeze")
 def _squeeze(L, x, dimensions):
     shape = L.shape(x)
     return L.reshape(x, [d for i, d in enumerate(shape) if i not in dimensions])
 
 
-@lowers("expand_dims")
+@LOWERINGS.register("expand_dims")
 def _expand_dims(L, x, dimensions):
     shape = list(L.shape(x))
     for d in sorted(dimensions):
@@ -156,12 +128,12 @@ def _expand_dims(L, x, dimensions):
     return L.reshape(x, shape)
 
 
-@lowers("transpose")
+@LOWERINGS.register("transpose")
 def _transpose(L, x, permutation):
     return L.transpose(x, permutation)
 
 
-@lowers("broadcast_in_dim")
+@LOWERINGS.register("broadcast_in_dim")
 def _broadcast_in_dim(L, x, shape, broadcast_dimensions, **_):
     placed = [1] * len(shape)
     for axis, size in zip(broadcast_dimensions, L.shape(x)):
@@ -170,12 +142,12 @@ def _broadcast_in_dim(L, x, shape, broadcast_dimensions, **_):
     return y if list(placed) == list(shape) else L.op("broadcast_to", [y], {"shape": [int(d) for d in shape]})
 
 
-@lowers("concatenate")
+@LOWERINGS.register("concatenate")
 def _concatenate(L, *xs, dimension):
     return L.op("concat", list(xs), {"axis": int(dimension)})
 
 
-@lowers("stack")
+@LOWERINGS.register("stack")
 def _stack(L, *xs, axis):
     pieces = []
     for x in xs:
@@ -185,16 +157,12 @@ def _stack(L, *xs, axis):
     return L.op("concat", pieces, {"axis": int(axis)})
 
 
-@lowers("split")
+@LOWERINGS.register("split")
 def _split(L, x, sizes, axis):
-    pieces, start = [], 0
-    for size in sizes:
-        pieces.append(L.op("slice", [x], {"axes": [int(axis)], "starts": [start], "ends": [start + int(size)]}))
-        start += int(size)
-    return pieces
+    return split(L, x, axis, sizes)
 
 
-@lowers("slice")
+@LOWERINGS.register("slice")
 def _slice(L, x, start_indices, limit_indices, strides=None):
     axes = list(range(len(start_indices)))
     attrs = {"axes": axes, "starts": [int(s) for s in start_indices], "ends": [int(e) for e in limit_indices]}
@@ -203,7 +171,7 @@ def _slice(L, x, start_indices, limit_indices, strides=None):
     return L.op("slice", [x], attrs)
 
 
-@lowers("dynamic_slice")
+@LOWERINGS.register("dynamic_slice")
 def _dynamic_slice(L, x, *starts, slice_sizes):
     if any(isinstance(s, Value) for s in starts):
         raise ExportError("dynamic_slice with start indices known only at run time has no lowering")
@@ -214,7 +182,7 @@ def _dynamic_slice(L, x, *starts, slice_sizes):
                                "ends": [b + int(size) for b, size in zip(begins, slice_sizes)]})
 
 
-@lowers("pad")
+@LOWERINGS.register("pad")
 def _pad(L, x, padding_value, padding_config):
     if isinstance(padding_value, Value):
         raise ExportError("pad with a padding value known only at run time has no lowering")
@@ -230,113 +198,24 @@ for _prim, _name in {"reduce_sum": "reduce_sum", "reduce_max": "reduce_max", "re
 
 
 # --- contraction, convolution, windows --------------------------------------------
-@lowers("dot_general")
+@LOWERINGS.register("dot_general")
 def _dot_general(L, a, b, dimension_numbers, **_):
-    """transpose + reshape to [batch, M, K] @ [batch, K, N] (2-D when there is no
-    batch), matmul, reshape to batch + a's free axes + b's free axes."""
-    (a_contract, b_contract), (a_batch, b_batch) = dimension_numbers
-    a_shape, b_shape = L.shape(a), L.shape(b)
-    direct = _as_matmul(L, a, b, a_shape, b_shape, a_contract, b_contract, a_batch, b_batch)
-    if direct is not None:
-        return direct
-    a_free = [d for d in range(len(a_shape)) if d not in a_contract and d not in a_batch]
-    b_free = [d for d in range(len(b_shape)) if d not in b_contract and d not in b_batch]
-    size = lambda shape, dims: int(np.prod([shape[d] for d in dims], dtype=np.int64))
-    batch = [a_shape[d] for d in a_batch]
-    lead = [size(a_shape, a_batch)] if a_batch else []
-    m, k, n = size(a_shape, a_free), size(a_shape, a_contract), size(b_shape, b_free)
-    a2 = L.reshape(L.transpose(a, list(a_batch) + a_free + list(a_contract)), lead + [m, k])
-    b2 = L.reshape(L.transpose(b, list(b_batch) + list(b_contract) + b_free), lead + [k, n])
-    out = L.op("matmul", [a2, b2])
-    return L.reshape(out, batch + [a_shape[d] for d in a_free] + [b_shape[d] for d in b_free])
+    return dot_general(L, a, b, dimension_numbers)
 
 
-def _as_matmul(L, a, b, a_shape, b_shape, a_contract, b_contract, a_batch, b_batch):
-    """rml's broadcasting matmul, without reshapes, for the layouts jnp.matmul and
-    x @ W produce: a contracts its last axis and b its second to last, with equal
-    leading batch axes, or with a plain 2-D operand on either side."""
-    ra, rb = len(a_shape), len(b_shape)
-    if list(a_contract) != [ra - 1] or ra < 1 or rb < 2 or list(b_contract) != [rb - 2]:
-        return None
-    batch = list(range(len(a_batch)))
-    if a_batch or b_batch:  # [..., M, K] @ [..., K, N] with the same leading batch axes
-        if list(a_batch) != batch or list(b_batch) != batch or ra != rb or ra != len(batch) + 2:
-            return None
-        return L.op("matmul", [a, b])
-    if rb == 2 and ra >= 2:  # x @ W: dot_general gives a's free axes then N, as matmul does
-        return L.op("matmul", [a, b])
-    if ra == 2:  # W @ x, x with leading axes: matmul puts them first, dot_general after M
-        product = L.op("matmul", [a, b])
-        return L.transpose(product, [rb - 2] + list(range(rb - 2)) + [rb - 1])
-    return None
-
-
-def _inverse(perm):
-    inverse = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inverse[p] = i
-    return inverse
-
-
-@lowers("conv_general_dilated")
+@LOWERINGS.register("conv_general_dilated")
 def _conv(L, x, w, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
           feature_group_count, batch_group_count, **_):
-    if len(window_strides) != 2:
-        raise ExportError(f"conv_general_dilated with {len(window_strides)} spatial axes has no lowering (2-D only)")
-    if any(d != 1 for d in lhs_dilation):
-        raise ExportError("conv_general_dilated with lhs_dilation (a transposed convolution) has no lowering")
-    if batch_group_count != 1:
-        raise ExportError("conv_general_dilated with batch_group_count > 1 has no lowering")
-    if any(lo < 0 or hi < 0 for lo, hi in padding):
-        raise ExportError("conv_general_dilated with negative padding has no lowering")
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    nchw = L.op("conv2d", [L.transpose(x, lhs_spec), L.transpose(w, rhs_spec)],
-                {"strides": [int(s) for s in window_strides],
-                 "pads": [int(padding[0][0]), int(padding[1][0]), int(padding[0][1]), int(padding[1][1])],
-                 "dilations": [int(d) for d in rhs_dilation], "groups": int(feature_group_count)})
-    return L.transpose(nchw, _inverse(out_spec))
+    return convolution(L, x, w, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+                       feature_group_count, batch_group_count)
 
 
-def _window(L, x, window_dimensions, window_strides, padding, base_dilation, window_dilation):
-    """(x as NCHW, the permutation that undoes it, pool attributes) for a 2-D window on a rank-4 value."""
-    if len(window_dimensions) != 4:
-        raise ExportError(f"reduce_window on rank {len(window_dimensions)} has no lowering (rank 4 only)")
-    if any(d != 1 for d in base_dilation):
-        raise ExportError("reduce_window with base dilation has no lowering")
-    trivial = [d for d in range(4) if window_dimensions[d] == 1 and window_strides[d] == 1 and padding[d] == (0, 0)
-               and window_dilation[d] == 1]
-    spatial = [d for d in range(4) if d not in trivial]
-    if len(spatial) > 2:
-        raise ExportError("reduce_window over more than two axes has no lowering")
-    # The untouched axes, in order, become N and C; the windowed ones H and W
-    # (a window along one axis takes the last untouched axis as its partner).
-    while len(spatial) < 2:
-        spatial = sorted(spatial + [max(d for d in trivial if d not in spatial)])
-    perm = [d for d in range(4) if d not in spatial] + spatial
-    attrs = {"kernel": [int(window_dimensions[d]) for d in spatial], "strides": [int(window_strides[d]) for d in spatial],
-             "pads": [int(padding[spatial[0]][0]), int(padding[spatial[1]][0]),
-                      int(padding[spatial[0]][1]), int(padding[spatial[1]][1])],
-             "dilations": [int(window_dilation[d]) for d in spatial]}
-    return L.transpose(x, perm), _inverse(perm), attrs
-
-
-@lowers("reduce_window_max")
-def _reduce_window_max(L, x, window_dimensions, window_strides, padding, base_dilation, window_dilation):
-    y, undo, attrs = _window(L, x, window_dimensions, window_strides, padding, base_dilation, window_dilation)
-    return L.transpose(L.op("max_pool2d", [y], attrs), undo)
-
-
-@lowers("reduce_window_sum")
-def _reduce_window_sum(L, x, window_dimensions, window_strides, padding, base_dilation, window_dilation):
-    """A window sum is the mean over the whole window (padding counted) times its size."""
-    y, undo, attrs = _window(L, x, window_dimensions, window_strides, padding, base_dilation, window_dilation)
-    mean = L.op("avg_pool2d", [y], {**attrs, "count_include_pad": True})
-    count = np.float32(attrs["kernel"][0] * attrs["kernel"][1])
-    return L.transpose(L.op("mul", [mean, count]), undo)
+LOWERINGS.register("reduce_window_max")(reduce_window_max)
+LOWERINGS.register("reduce_window_sum")(reduce_window_sum)
 
 
 # --- indexing ----------------------------------------------------------------------
-@lowers("gather")
+@LOWERINGS.register("gather")
 def _gather(L, operand, indices, dimension_numbers, slice_sizes, **_):
     """Whole slices along one axis (an embedding lookup): rml's gather, then the
     transpose that puts the batch and slice axes where JAX puts them."""
@@ -360,12 +239,11 @@ def _gather(L, operand, indices, dimension_numbers, slice_sizes, **_):
     return L.transpose(out, perm)
 
 
-@lowers("top_k")
+@LOWERINGS.register("top_k")
 def _top_k(L, x, k, axis=None, **_):
     if axis is not None and axis not in (-1, L.rank(x) - 1):
         raise ExportError("top_k is lowered only along the last axis")
-    values, indices = L.b.op_multi("top_k", [L.value(x)], 2, {"k": int(k)})
-    return [Value(values), Value(indices)]
+    return list(top_k(L, x, k))
 
 
 # --- the walk ----------------------------------------------------------------------
@@ -394,8 +272,7 @@ def _check_shapes(L, eqn, results):
     for var, got in zip(eqn.outvars, results):
         want = tuple(getattr(var.aval, "shape", ()))
         if tuple(L.shape(got)) != want:
-            raise ExportError(f"{eqn.primitive.name}: lowered shape {tuple(L.shape(got))} differs from the jaxpr's "
-                              f"{want} (output {var})")
+            raise shape_mismatch(eqn.primitive.name, L.shape(got), "the jaxpr's", want, f"output {var}")
 
 
 def _scan(L, args, jaxpr, length, reverse, num_consts, num_carry, **_):
@@ -487,5 +364,5 @@ def export(fn, params, example_inputs, input_names: list[str] | None = None) -> 
     args += [Value(b.input(name, x)) for name, x in zip(names, example_inputs)]
     outputs = lower_jaxpr(L, closed.jaxpr, closed.consts, args)
     for i, out in enumerate(outputs):
-        b.output("output" if len(outputs) == 1 else f"output.{i}", L.value(out))
+        b.output(output_name(i, len(outputs)), L.value(out))
     return b

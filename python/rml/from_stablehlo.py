@@ -19,6 +19,9 @@ that are @main's leading arguments:
   a process with jaxlib's or TensorFlow's), with the parameters lifted to
   leading arguments.
 
+The producers, the text parsing and the torch-mlir worker script live in the
+`rml.stablehlo` package; this module holds the op tables and the walk.
+
 Values are rml values (`Value`) or NumPy constants in StableHLO's own element
 type (f64, i64 and i1 included). An op whose operands are all NumPy constants
 is computed in NumPy where an evaluator exists (loop counters, index
@@ -32,193 +35,23 @@ naming it: there is no fallback.
 """
 from __future__ import annotations
 
-import json
 import math
-import os
-import re
-import subprocess
-import sys
-import tempfile
-from typing import Callable
 
 import numpy as np
 
 from ._rml import Builder, Error, ExportError
-from .from_jax import (Lowering, Value, _conv, _dot_general, _reduce_window_max, _reduce_window_sum,
-                       parameter_name)
+from .lowering import base
+from .lowering.base import Table, Value, output_name, shape_mismatch
+from .lowering.elementwise import clamp, convert, erfc
+from .lowering.linalg import dot_general
+from .lowering.nn import top_k
+from .lowering.windows import convolution, reduce_window_max, reduce_window_sum
+from .stablehlo.parsing import (_constant_attr, _int, _ints, _kind, _mlir, _numpy_type, _pairs, _rml_dtype,
+                                _to_rml_array, _type, parse)
+# The producers are part of this module's API (they live in rml.stablehlo, apart from the importer).
+from .stablehlo.producers import _torch_modules, jax_module, tf_module, torch_module, torch_modules  # noqa: F401
 
 MAX_LOOP_TRIPS = 4096
-TORCH_MLIR_TIMEOUT_S = 3600
-
-
-# --- text clean-ups ----------------------------------------------------------------
-_RESOURCE_BLOB = re.compile(r'^\s*"?([^"\s:]+)"?\s*:\s*"0x([0-9A-Fa-f]*)"', re.MULTILINE)
-_PACKED_I1 = re.compile(r'dense<"0x([0-9A-Fa-f]*)">(\s*:\s*tensor<((?:\d+x)*)i1>)')
-
-
-def _inline_resources(text: str) -> str:
-    """torch-mlir's `dense_resource<key>` weights, with their blobs in a trailing
-    `{-# dialect_resources ... #-}` section, as hex `dense<"0x...">` literals. A blob
-    starts with a 4-byte alignment header, which the literal leaves out."""
-    start = text.find("{-#")
-    if start < 0:
-        return text
-    end = text.find("#-}", start)
-    blobs = {key: data[8:] for key, data in _RESOURCE_BLOB.findall(text[start:end])}
-    body = text[:start] + text[end + 3:] if end >= 0 else text[:start]
-
-    def literal(match):
-        key = match.group(1).strip('"')
-        if key not in blobs:
-            raise ExportError(f"dense_resource<{key}> has no blob in the module's dialect_resources")
-        return f'dense<"0x{blobs[key]}">' if blobs[key] else "dense<>"
-    return re.sub(r"dense_resource<([^>]+)>", literal, body)
-
-
-def _unpack_i1(text: str) -> str:
-    """TensorFlow prints large i1 literals bit-packed (LSB first); jaxlib's parser reads
-    one byte per element."""
-    def unpack(match):
-        data, suffix, dims = match.group(1), match.group(2), match.group(3)
-        count = int(np.prod([int(d) for d in dims.split("x") if d], dtype=np.int64))
-        packed = bytes.fromhex(data)
-        # Up to 8 elements, one byte is also a splat: those are left as they are.
-        if count <= 8 or len(packed) == count or len(packed) != (count + 7) // 8:
-            return match.group(0)
-        bits = np.unpackbits(np.frombuffer(packed, np.uint8), bitorder="little")[:count]
-        return f'dense<"0x{bits.astype(np.uint8).tobytes().hex().upper()}">{suffix}'
-    return _PACKED_I1.sub(unpack, text)
-
-
-def clean_text(text: str) -> str:
-    """The module text as jaxlib's MLIR parser reads it."""
-    return _unpack_i1(_inline_resources(text))
-
-
-# --- parsing -------------------------------------------------------------------------
-def _mlir():
-    from jaxlib.mlir import ir
-    from jaxlib.mlir.dialects import chlo, stablehlo
-    return ir, stablehlo, chlo
-
-
-def _context():
-    ir, stablehlo, chlo = _mlir()
-    from jaxlib.mlir.dialects import func  # noqa: F401  (registers the func dialect's Python classes)
-    context = ir.Context()
-    try:
-        from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-        registry = ir.DialectRegistry()
-        _jax_mlir_ext.register_dialects(registry)  # func, arith, ... as jax registers them
-        context.append_dialect_registry(registry)
-        context.load_all_available_dialects()
-    except (ImportError, AttributeError):
-        pass
-    stablehlo.register_dialect(context)
-    chlo.register_dialect(context)
-    try:  # so that their ops and attributes parse (mhlo ops then fail by name)
-        from jaxlib.mlir.dialects import mhlo, sdy
-        mhlo.register_mhlo_dialect(context)
-        sdy.register_dialect(context)
-    except (ImportError, AttributeError):
-        pass
-    context.allow_unregistered_dialects = True
-    return context
-
-
-def parse(text: str):
-    """(context, module) for a StableHLO module's text, cleaned up first."""
-    ir, _, _ = _mlir()
-    context = _context()
-    with context:
-        try:
-            module = ir.Module.parse(clean_text(text))
-        except Exception as e:  # MLIRError
-            raise ExportError(f"the StableHLO module does not parse: {e}") from None
-    return context, module
-
-
-# --- types -----------------------------------------------------------------------------
-_NUMPY_TYPES = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": np.float32, "i1": np.bool_,
-                "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "ui8": np.uint8,
-                "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64, "index": np.int64}
-
-
-def _type(value) -> tuple[tuple, str]:
-    """(shape, element type) of a ranked tensor value."""
-    ir, _, _ = _mlir()
-    if not isinstance(value.type, ir.RankedTensorType):
-        raise ExportError(f"values of type {value.type} have no rml equivalent (ranked tensors only)")
-    t = ir.RankedTensorType(value.type)
-    return tuple(t.shape), str(t.element_type)
-
-
-def _numpy_type(element: str):
-    if element not in _NUMPY_TYPES:
-        raise ExportError(f"element type {element} has no rml equivalent")
-    return _NUMPY_TYPES[element]
-
-
-def _kind(element: str) -> str:
-    """bool, float or int: how rml holds the type (i1 as f32 0/1, floats as f32, ints as i32)."""
-    if element == "i1":
-        return "bool"
-    return "float" if element.startswith(("f", "bf")) else "int"
-
-
-def _rml_dtype(element: str) -> str:
-    return "i32" if _kind(element) == "int" else "f32"
-
-
-def _to_rml_array(array) -> np.ndarray:
-    """A NumPy constant in rml's element types: bools and floats as f32, ints saturated to i32."""
-    array = np.asarray(array)
-    if array.dtype == np.bool_ or np.issubdtype(array.dtype, np.floating):
-        return array.astype(np.float32)
-    if np.issubdtype(array.dtype, np.integer):
-        info = np.iinfo(np.int32)
-        return np.clip(array, info.min, info.max).astype(np.int32)
-    raise ExportError(f"constants of dtype {array.dtype} have no rml equivalent")
-
-
-# --- attributes ---------------------------------------------------------------------------
-def _ints(op, name, default=None) -> list[int] | None:
-    """An integer-array attribute (DenseI64ArrayAttr or dense integer elements) as a list."""
-    ir, _, _ = _mlir()
-    if name not in op.attributes:
-        return default
-    attr = op.attributes[name]
-    if isinstance(attr, ir.DenseI64ArrayAttr):
-        return [int(v) for v in ir.DenseI64ArrayAttr(attr)]
-    if isinstance(attr, ir.DenseIntElementsAttr):
-        return [int(v) for v in np.array(ir.DenseIntElementsAttr(attr)).ravel()]
-    raise ExportError(f"attribute {name} = {attr} is not an integer array")
-
-
-def _int(op, name, default=None) -> int | None:
-    ir, _, _ = _mlir()
-    if name not in op.attributes:
-        return default
-    return int(ir.IntegerAttr(op.attributes[name]).value)
-
-
-def _pairs(op, name, rank) -> list[tuple[int, int]]:
-    """An [N, 2] padding attribute as (low, high) pairs (zeros when absent)."""
-    values = _ints(op, name)
-    if values is None:
-        return [(0, 0)] * rank
-    return [(values[2 * i], values[2 * i + 1]) for i in range(len(values) // 2)]
-
-
-def _constant_attr(attr, element: str, shape) -> np.ndarray:
-    ir, _, _ = _mlir()
-    if element == "bf16":
-        raise ExportError("bf16 constants have no rml equivalent")
-    try:
-        array = np.array(ir.DenseElementsAttr(attr))
-    except Exception as e:
-        raise ExportError(f"constant {str(attr)[:80]} cannot be read: {e}") from None
-    return np.asarray(array, dtype=_numpy_type(element)).reshape(shape)
 
 
 # --- the importer ---------------------------------------------------------------------------
@@ -241,7 +74,7 @@ class Env:
         self.values[key] = value
 
 
-class Importer(Lowering):
+class Importer(base.Lowering):
     """One import: the builder, the module's functions, and the op being lowered."""
 
     def __init__(self, builder: Builder, module):
@@ -364,27 +197,11 @@ def _joined(I, x):
 
 
 # Op handlers: fn(I, op, ins) -> a value or a list of values.
-LOWERINGS: dict[str, Callable] = {}
+LOWERINGS = Table()
 # NumPy evaluators for all-constant operands: fn(op, ins) -> array or list of arrays.
-EVALUATORS: dict[str, Callable] = {}
+EVALUATORS = Table()
 # Ops rml lacks: computed only when every operand is known at export time.
 FOLD_ONLY: set[str] = set()
-
-
-def lowers(*names):
-    def register(fn):
-        for name in names:
-            LOWERINGS[name] = fn
-        return fn
-    return register
-
-
-def evaluates(*names):
-    def register(fn):
-        for name in names:
-            EVALUATORS[name] = fn
-        return fn
-    return register
 
 
 def _np_erf(x):
@@ -481,7 +298,7 @@ for _name, _rml in RML_BINARY.items():
     LOWERINGS[_name] = _binary(_rml)
 
 
-@lowers("stablehlo.divide")
+@LOWERINGS.register("stablehlo.divide")
 def _divide(I, op, ins):
     """1 / (1 + exp(-x)), how JAX lowers logistic for the CPU, is rml's sigmoid (the ops
     it leaves unread are dropped when the graph is written)."""
@@ -499,12 +316,12 @@ def _element(value) -> str:
     return _type(value)[1]
 
 
-@lowers("chlo.erfc")
+@LOWERINGS.register("chlo.erfc")
 def _erfc(I, op, ins):
-    return I.op("sub", [np.float32(1), I.op("erf", [ins[0]])])
+    return erfc(I, ins[0])
 
 
-@lowers("stablehlo.and", "stablehlo.or", "stablehlo.xor")
+@LOWERINGS.register("stablehlo.and", "stablehlo.or", "stablehlo.xor")
 def _logical_op(I, op, ins):
     if _element(op.results[0]) != "i1":
         raise ExportError("bitwise integer ops have no rml lowering")
@@ -512,7 +329,7 @@ def _logical_op(I, op, ins):
     return I.op(name, _operands(I, op, ins))
 
 
-@lowers("stablehlo.not")
+@LOWERINGS.register("stablehlo.not")
 def _not(I, op, ins):
     if _element(op.results[0]) != "i1":
         raise ExportError("bitwise integer ops have no rml lowering")
@@ -524,17 +341,17 @@ def _direction(op) -> str:
     return stablehlo.ComparisonDirectionAttr(op.attributes["comparison_direction"]).value
 
 
-@lowers("stablehlo.compare")
+@LOWERINGS.register("stablehlo.compare")
 def _compare(I, op, ins):
     return I.op(COMPARE[_direction(op)], _operands(I, op, ins))
 
 
-@evaluates("stablehlo.compare")
+@EVALUATORS.register("stablehlo.compare")
 def _compare_np(op, ins):
     return NP_COMPARE[_direction(op)](ins[0], ins[1])
 
 
-@lowers("stablehlo.select")
+@LOWERINGS.register("stablehlo.select")
 def _select(I, op, ins):
     cond, a, b = ins
     if _is_numpy(cond) and cond.all():
@@ -544,37 +361,36 @@ def _select(I, op, ins):
     return I.op("select", _operands(I, op, ins))
 
 
-@evaluates("stablehlo.select")
+@EVALUATORS.register("stablehlo.select")
 def _select_np(op, ins):
     return np.where(*ins)
 
 
-@lowers("stablehlo.clamp")
+@LOWERINGS.register("stablehlo.clamp")
 def _clamp(I, op, ins):
     low, x, high = _operands(I, op, ins)
-    return I.op("minimum", [I.op("maximum", [x, low]), high])
+    return clamp(I, x, low, high)
 
 
-@evaluates("stablehlo.clamp")
+@EVALUATORS.register("stablehlo.clamp")
 def _clamp_np(op, ins):
     low, x, high = ins
     return np.minimum(np.maximum(x, low), high)
 
 
-@lowers("stablehlo.convert")
+@LOWERINGS.register("stablehlo.convert")
 def _convert(I, op, ins):
     x = ins[0]
     source, target = _kind(_element(op.operands[0])), _kind(_element(op.results[0]))
     target_element = _element(op.results[0])
     if target_element in ("f16", "bf16") and _element(op.operands[0]) not in ("f16", "bf16"):
         raise ExportError(f"convert to {target_element} has no rml lowering (rml computes in f32)")
-    if target == "bool":
-        return x if source == "bool" else I.op("ne", [x, np.zeros((), np.int32 if source == "int" else np.float32)])
-    want = "i32" if target == "int" else "f32"
-    return x if I.b.dtype(x) == want else I.op("cast", [x], {"to": want})
+    if target == source == "bool":
+        return x
+    return convert(I, x, "bool" if target == "bool" else _rml_dtype(_element(op.results[0])))
 
 
-@evaluates("stablehlo.convert")
+@EVALUATORS.register("stablehlo.convert")
 def _convert_np(op, ins):
     target = _element(op.results[0])
     x = ins[0]
@@ -583,12 +399,12 @@ def _convert_np(op, ins):
     return x.astype(_numpy_type(target))
 
 
-@lowers("stablehlo.optimization_barrier")
+@LOWERINGS.register("stablehlo.optimization_barrier")
 def _identity(I, op, ins):
     return list(ins)
 
 
-@evaluates("stablehlo.optimization_barrier")
+@EVALUATORS.register("stablehlo.optimization_barrier")
 def _identity_np(op, ins):
     return list(ins)
 
@@ -598,22 +414,22 @@ def _result_shape(op, i=0):
     return _type(op.results[i])[0]
 
 
-@lowers("stablehlo.reshape")
+@LOWERINGS.register("stablehlo.reshape")
 def _reshape(I, op, ins):
     return I.reshape(ins[0], _result_shape(op))
 
 
-@evaluates("stablehlo.reshape")
+@EVALUATORS.register("stablehlo.reshape")
 def _reshape_np(op, ins):
     return ins[0].reshape(_result_shape(op))
 
 
-@lowers("stablehlo.transpose")
+@LOWERINGS.register("stablehlo.transpose")
 def _transpose(I, op, ins):
     return I.transpose(ins[0], _ints(op, "permutation"))
 
 
-@evaluates("stablehlo.transpose")
+@EVALUATORS.register("stablehlo.transpose")
 def _transpose_np(op, ins):
     return np.transpose(ins[0], _ints(op, "permutation"))
 
@@ -629,31 +445,31 @@ def _placement(op, operand_shape):
     return perm, placed, shape
 
 
-@lowers("stablehlo.broadcast_in_dim")
+@LOWERINGS.register("stablehlo.broadcast_in_dim")
 def _broadcast_in_dim(I, op, ins):
     perm, placed, shape = _placement(op, I.shape(ins[0]))
     y = I.reshape(I.transpose(ins[0], perm), placed)
     return y if list(placed) == list(shape) else I.op("broadcast_to", [y], {"shape": list(shape)})
 
 
-@evaluates("stablehlo.broadcast_in_dim")
+@EVALUATORS.register("stablehlo.broadcast_in_dim")
 def _broadcast_in_dim_np(op, ins):
     perm, placed, shape = _placement(op, ins[0].shape)
     return np.broadcast_to(np.transpose(ins[0], perm).reshape(placed), shape)
 
 
-@lowers("stablehlo.concatenate")
+@LOWERINGS.register("stablehlo.concatenate")
 def _concatenate(I, op, ins):
     pieces = [x for x in ins if int(np.prod(I.shape(x))) > 0] or ins[:1]
     return pieces[0] if len(pieces) == 1 else I.op("concat", pieces, {"axis": _int(op, "dimension")})
 
 
-@evaluates("stablehlo.concatenate")
+@EVALUATORS.register("stablehlo.concatenate")
 def _concatenate_np(op, ins):
     return np.concatenate(ins, axis=_int(op, "dimension"))
 
 
-@lowers("stablehlo.slice")
+@LOWERINGS.register("stablehlo.slice")
 def _slice(I, op, ins):
     starts, limits = _ints(op, "start_indices"), _ints(op, "limit_indices")
     strides = _ints(op, "strides", [1] * len(starts))
@@ -665,14 +481,14 @@ def _slice(I, op, ins):
     return I.op("slice", [ins[0]], attrs)
 
 
-@evaluates("stablehlo.slice")
+@EVALUATORS.register("stablehlo.slice")
 def _slice_np(op, ins):
     starts, limits = _ints(op, "start_indices"), _ints(op, "limit_indices")
     strides = _ints(op, "strides", [1] * len(starts))
     return ins[0][tuple(slice(s, e, k) for s, e, k in zip(starts, limits, strides))]
 
 
-@lowers("stablehlo.pad")
+@LOWERINGS.register("stablehlo.pad")
 def _pad(I, op, ins):
     x, value = ins
     low, high = _ints(op, "edge_padding_low"), _ints(op, "edge_padding_high")
@@ -691,7 +507,7 @@ def _pad(I, op, ins):
     return I.op("pad", [x], {"pads": low + high, "value": float(value)})
 
 
-@evaluates("stablehlo.pad")
+@EVALUATORS.register("stablehlo.pad")
 def _pad_np(op, ins):
     x, value = ins
     low, high = _ints(op, "edge_padding_low"), _ints(op, "edge_padding_high")
@@ -718,19 +534,19 @@ def _iota(op):
     return np.broadcast_to(np.arange(shape[axis]).reshape(placed), shape).astype(_numpy_type(element))
 
 
-@evaluates("stablehlo.iota")
+@EVALUATORS.register("stablehlo.iota")
 def _iota_np(op, ins):
     return _iota(op)
 
 
-@evaluates("stablehlo.dynamic_iota")
+@EVALUATORS.register("stablehlo.dynamic_iota")
 def _dynamic_iota_np(op, ins):
     if list(ins[0]) != list(_result_shape(op)):
         raise ExportError("dynamic_iota's shape differs from its result type")
     return _iota(op)
 
 
-@lowers("stablehlo.set_dimension_size")
+@LOWERINGS.register("stablehlo.set_dimension_size")
 def _set_dimension_size(I, op, ins):
     size = I.constant(ins[1])
     axis = _int(op, "dimension")
@@ -739,7 +555,7 @@ def _set_dimension_size(I, op, ins):
     return ins[0]
 
 
-@evaluates("stablehlo.set_dimension_size")
+@EVALUATORS.register("stablehlo.set_dimension_size")
 def _set_dimension_size_np(op, ins):
     if int(ins[1]) != ins[0].shape[_int(op, "dimension")]:
         raise ExportError("set_dimension_size is lowered only when it keeps the static size")
@@ -754,7 +570,7 @@ def _starts(I, starts, shape, sizes) -> list[int]:
     return [int(min(max(int(s), 0), dim - size)) for s, dim, size in zip(known, shape, sizes)]
 
 
-@lowers("stablehlo.dynamic_slice")
+@LOWERINGS.register("stablehlo.dynamic_slice")
 def _dynamic_slice(I, op, ins):
     x, starts = ins[0], ins[1:]
     sizes = _ints(op, "slice_sizes")
@@ -773,14 +589,14 @@ def _dynamic_slice(I, op, ins):
                                "ends": [b + s for b, s in zip(begins, sizes)]})
 
 
-@evaluates("stablehlo.dynamic_slice")
+@EVALUATORS.register("stablehlo.dynamic_slice")
 def _dynamic_slice_np(op, ins):
     x, sizes = ins[0], _ints(op, "slice_sizes")
     begins = [int(min(max(int(s), 0), d - n)) for s, d, n in zip(ins[1:], x.shape, sizes)]
     return x[tuple(slice(b, b + n) for b, n in zip(begins, sizes))]
 
 
-@lowers("stablehlo.dynamic_update_slice")
+@LOWERINGS.register("stablehlo.dynamic_update_slice")
 def _dynamic_update_slice(I, op, ins):
     """An update of a range along one axis replaces those rows of a `Pieces` (one concat
     when read as a whole); one covering several axes partly is
@@ -801,7 +617,7 @@ def _dynamic_update_slice(I, op, ins):
     return I.op("select", [mask, padded, x])
 
 
-@evaluates("stablehlo.dynamic_update_slice")
+@EVALUATORS.register("stablehlo.dynamic_update_slice")
 def _dynamic_update_slice_np(op, ins):
     x, update = np.array(ins[0]), ins[1]
     begins = [int(min(max(int(s), 0), d - n)) for s, d, n in zip(ins[2:], x.shape, update.shape)]
@@ -842,7 +658,7 @@ def _is_identity(I, init, reducer) -> bool:
             "stablehlo.or": value == 0}.get(reducer, False)
 
 
-@lowers("stablehlo.reduce")
+@LOWERINGS.register("stablehlo.reduce")
 def _reduce(I, op, ins):
     if len(ins) != 2:
         raise ExportError(f"reduce of {len(ins) // 2} operands together has no lowering (one only)")
@@ -858,7 +674,7 @@ def _reduce(I, op, ins):
     return out
 
 
-@evaluates("stablehlo.reduce")
+@EVALUATORS.register("stablehlo.reduce")
 def _reduce_np(op, ins):
     if len(ins) != 2:
         raise ExportError(f"reduce of {len(ins) // 2} operands together has no lowering (one only)")
@@ -867,7 +683,7 @@ def _reduce_np(op, ins):
     return fn(fn.reduce(x, axis=tuple(_ints(op, "dimensions"))), init)
 
 
-@lowers("stablehlo.reduce_window")
+@LOWERINGS.register("stablehlo.reduce_window")
 def _reduce_window(I, op, ins):
     if len(ins) != 2:
         raise ExportError("reduce_window of several operands together has no lowering")
@@ -879,33 +695,33 @@ def _reduce_window(I, op, ins):
                   base_dilation=_ints(op, "base_dilations", [1] * rank),
                   window_dilation=_ints(op, "window_dilations", [1] * rank))
     if reducer == "stablehlo.maximum":
-        out = _reduce_window_max(I, x, **window)
+        out = reduce_window_max(I, x, **window)
     elif reducer == "stablehlo.add":
         if not _is_identity(I, init, reducer):
             raise ExportError("reduce_window add with a non-zero initial value has no lowering")
-        return _reduce_window_sum(I, x, **window)
+        return reduce_window_sum(I, x, **window)
     else:
         raise ExportError(f"reduce_window with a {reducer} body has no lowering (max and add only)")
     return out if _is_identity(I, init, reducer) else I.op("maximum", [out, init])
 
 
 # --- contraction, convolution -----------------------------------------------------------------
-@lowers("stablehlo.dot_general")
+@LOWERINGS.register("stablehlo.dot_general")
 def _dot_general_op(I, op, ins):
     _, stablehlo, _ = _mlir()
     dn = stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
     numbers = ((list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)),
                (list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)))
-    return _dot_general(I, ins[0], ins[1], numbers)
+    return dot_general(I, ins[0], ins[1], numbers)
 
 
-@lowers("stablehlo.dot")
+@LOWERINGS.register("stablehlo.dot")
 def _dot(I, op, ins):
     a, b = ins
-    return _dot_general(I, a, b, (([len(I.shape(a)) - 1], [0]), ([], [])))
+    return dot_general(I, a, b, (([len(I.shape(a)) - 1], [0]), ([], [])))
 
 
-@lowers("stablehlo.convolution")
+@LOWERINGS.register("stablehlo.convolution")
 def _convolution(I, op, ins):
     _, stablehlo, _ = _mlir()
     ir, _, _ = _mlir()
@@ -916,15 +732,15 @@ def _convolution(I, op, ins):
     numbers = ((dn.input_batch_dimension, dn.input_feature_dimension, *dn.input_spatial_dimensions),
                (dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension, *dn.kernel_spatial_dimensions),
                (dn.output_batch_dimension, dn.output_feature_dimension, *dn.output_spatial_dimensions))
-    return _conv(I, ins[0], ins[1], window_strides=_ints(op, "window_strides", [1] * spatial),
-                 padding=_pairs(op, "padding", spatial), lhs_dilation=_ints(op, "lhs_dilation", [1] * spatial),
-                 rhs_dilation=_ints(op, "rhs_dilation", [1] * spatial), dimension_numbers=numbers,
-                 feature_group_count=_int(op, "feature_group_count", 1),
-                 batch_group_count=_int(op, "batch_group_count", 1))
+    return convolution(I, ins[0], ins[1], window_strides=_ints(op, "window_strides", [1] * spatial),
+                       padding=_pairs(op, "padding", spatial), lhs_dilation=_ints(op, "lhs_dilation", [1] * spatial),
+                       rhs_dilation=_ints(op, "rhs_dilation", [1] * spatial), dimension_numbers=numbers,
+                       feature_group_count=_int(op, "feature_group_count", 1),
+                       batch_group_count=_int(op, "batch_group_count", 1))
 
 
 # --- indexing ----------------------------------------------------------------------------------
-@lowers("stablehlo.gather")
+@LOWERINGS.register("stablehlo.gather")
 def _gather(I, op, ins):
     """Whole slices along adjacent indexed axes: the operand flattened over those axes and
     read with one rml gather, then reshaped and transposed into StableHLO's layout."""
@@ -990,7 +806,7 @@ def _descending(op) -> bool:
             or (direction == "LT" and operands == [args[1], args[0]])) and ops[1].operands[0] == ops[0].results[0]
 
 
-@lowers("stablehlo.sort")
+@LOWERINGS.register("stablehlo.sort")
 def _sort(I, op, ins):
     """A descending sort along the last axis, optionally carrying an iota: top_k of every
     element (which keeps ties in index order)."""
@@ -999,7 +815,7 @@ def _sort(I, op, ins):
     if _int(op, "dimension") not in (rank - 1, -1) or not _descending(op) or len(ins) > 2:
         raise ExportError("sort is lowered only as a descending sort along the last axis "
                           "(optionally carrying an iota)")
-    values, indices = (Value(v) for v in I.b.op_multi("top_k", [I.value(x)], 2, {"k": int(I.shape(x)[-1])}))
+    values, indices = top_k(I, x, I.shape(x)[-1])
     if len(ins) == 1:
         return [values]
     carried = I.constant(ins[1])
@@ -1009,14 +825,9 @@ def _sort(I, op, ins):
     return [values, indices]
 
 
-@lowers("chlo.top_k")
+@LOWERINGS.register("chlo.top_k")
 def _chlo_top_k(I, op, ins):
-    return _top_k(I, ins[0], _int(op, "k"))
-
-
-def _top_k(I, x, k):
-    values, indices = I.b.op_multi("top_k", [I.value(x)], 2, {"k": int(k)})
-    return [Value(values), Value(indices)]
+    return list(top_k(I, ins[0], _int(op, "k")))
 
 
 # --- the walk ------------------------------------------------------------------------------------
@@ -1032,8 +843,7 @@ def _check(I, op, results):
                                   f"(result #{i})")
         elif isinstance(got, Value):
             if tuple(I.shape(got)) != shape:
-                raise ExportError(f"{op.operation.name}: lowered shape {tuple(I.shape(got))} differs from "
-                                  f"StableHLO's {shape} (result #{i})")
+                raise shape_mismatch(op.operation.name, I.shape(got), "StableHLO's", shape, f"result #{i}")
             if I.b.dtype(got) != _rml_dtype(element):
                 raise ExportError(f"{op.operation.name}: lowered dtype {I.b.dtype(got)} differs from StableHLO's "
                                   f"{element} (result #{i})")
@@ -1132,7 +942,7 @@ def _composite(I, op, ins) -> list:
     if name == "chlo.top_k" and attrs is not None and "k" in attrs:
         largest = "largest" not in attrs or ir.BoolAttr(attrs["largest"]).value
         if largest and len(ins) == 1:
-            return _top_k(I, ins[0], int(ir.IntegerAttr(attrs["k"]).value))
+            return list(top_k(I, ins[0], ir.IntegerAttr(attrs["k"]).value))
     if name == "chlo.erf" and len(ins) == 1 and _element(op.operands[0]) == "f32":
         return [np.asarray(_np_erf(ins[0]), np.float32) if _is_numpy(ins[0]) else I.op("erf", [ins[0]])]
     return _call(I, _symbol(op.attributes["decomposition"]), ins)
@@ -1232,189 +1042,8 @@ def export(text: str, parameters, example_inputs, input_names: list[str] | None 
             args.append(Value(b.input(name, _to_rml_array(x))))
         outputs = lower_block(I, block, args)
         for i, out in enumerate(outputs):
-            b.output("output" if len(outputs) == 1 else f"output.{i}", I.value(_joined(I, out)))
+            b.output(output_name(i, len(outputs)), I.value(_joined(I, out)))
     return b
-
-
-# --- producers ---------------------------------------------------------------------------------
-def jax_module(fn, params, example_inputs, portable: bool = True) -> tuple[str, dict]:
-    """(StableHLO text, parameters) for `fn(params, *example_inputs)`: the parameter leaves,
-    named by pytree path, are @main's leading arguments, the inputs the rest.
-
-    `portable=True` takes `jax.export`'s serialized module, where CHLO ops other than
-    composites (erf, top_k) are already expanded into StableHLO (erfc into a long
-    polynomial); `portable=False` takes `jax.jit(...).lower(...)`'s module, which keeps
-    them (chlo.erfc, chlo.top_k) for shorter graphs."""
-    import jax
-    from jax import tree_util
-
-    leaves_with_paths, treedef = tree_util.tree_flatten_with_path(params)
-    leaves = [np.asarray(leaf) for _, leaf in leaves_with_paths]
-    names = [parameter_name(path) for path, _ in leaves_with_paths]
-    inputs = tuple(np.asarray(x) for x in example_inputs)
-    count = len(leaves)
-
-    def flat_fn(*args):
-        return fn(tree_util.tree_unflatten(treedef, list(args[:count])), *args[count:])
-
-    if not portable:
-        text = jax.jit(flat_fn, keep_unused=True).lower(*leaves, *inputs).as_text()
-        return text, dict(zip(names, leaves))
-    exported = jax.export.export(jax.jit(flat_fn), platforms=("cpu",))(*leaves, *inputs)
-    kept = set(exported.module_kept_var_idx)
-    dropped = [i - count for i in range(count, count + len(inputs)) if i not in kept]
-    if dropped:
-        raise ExportError(f"jax.export dropped model input(s) {dropped}, which the function does not use; "
-                          "an exported graph must take every input")
-    return exported.mlir_module(), {names[i]: leaves[i] for i in range(count) if i in kept}
-
-
-def tf_module(model, example_inputs) -> tuple[str, dict]:
-    """(StableHLO text, {}) for `model(*example_inputs)`: the variables are frozen into
-    constants and XLA's "stablehlo" stage of the jit-compiled function is returned."""
-    import tensorflow as tf
-    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
-
-    inputs = [np.asarray(x) for x in example_inputs]
-    def call(*xs):
-        return model(*xs)
-
-    traced = tf.function(call)
-    concrete = traced.get_concrete_function(*[tf.TensorSpec(x.shape, tf.as_dtype(x.dtype)) for x in inputs])
-    frozen = convert_variables_to_constants_v2(concrete)
-    compiled = tf.function(frozen, jit_compile=True)
-    try:
-        text = compiled.experimental_get_compiler_ir(*[tf.constant(x) for x in inputs])(stage="stablehlo")
-    except Exception as e:
-        raise ExportError(f"TensorFlow could not lower the model to StableHLO: {e}") from None
-    return text, {}
-
-
-# Runs in a fresh interpreter: torch and torch-mlir only (its MLIR runtime must not share a
-# process with jaxlib's or TensorFlow's). argv[1] is a JSON list of jobs
-# {"program": path of a saved ExportedProgram, "out": path prefix, "lift": bool}; each job
-# writes out.mlir, out.json (leading-argument names) and out.npz, or out.error.
-_TORCH_MLIR_WORKER = r'''
-import json, sys, traceback
-import numpy as np
-import torch
-from torch._decomp import get_decompositions
-from torch.export.graph_signature import InputKind
-from torch_mlir import fx
-from torch_mlir.extras.fx_decomp_util import get_decomposition_table
-
-table = dict(get_decomposition_table())
-table.update(get_decompositions([torch.ops.aten.upsample_nearest2d.vec, torch.ops.aten.upsample_nearest2d.default]))
-
-def leading_arguments(program):
-    """(names, arrays) of the non-user placeholders, which precede the user inputs."""
-    state = dict(program.state_dict)
-    state.update(program.constants)
-    specs = program.graph_signature.input_specs
-    users = {node.name: len(node.users) for node in program.graph.nodes if node.op == "placeholder"}
-    kinds = [spec.kind == InputKind.USER_INPUT for spec in specs]
-    if kinds != sorted(kinds):
-        raise RuntimeError("the program's parameters do not all precede its inputs")
-    names, arrays, unused = [], [], set()
-    for spec in specs:
-        if spec.kind == InputKind.USER_INPUT:
-            continue
-        if spec.kind not in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
-            raise RuntimeError(f"input kind {spec.kind} is not supported")
-        if users.get(spec.arg.name, 0) == 0 and spec.kind != InputKind.CONSTANT_TENSOR:
-            unused.add(spec.target)
-        names.append(spec.target)
-        arrays.append(state[spec.target].detach().cpu())
-    # A lifted constant that is an unused parameter's tensor takes the parameter's name.
-    for i, spec in enumerate(s for s in specs if s.kind != InputKind.USER_INPUT):
-        if spec.kind == InputKind.CONSTANT_TENSOR:
-            for j, other in enumerate(names):
-                if other in unused and arrays[j].shape == arrays[i].shape and torch.equal(arrays[j], arrays[i]):
-                    names[i], names[j] = other, other + ".unused"
-                    unused.discard(other)
-                    break
-    return names, [a.float().numpy() if a.dtype in (torch.float16, torch.bfloat16) else a.numpy() for a in arrays]
-
-for job in json.loads(sys.argv[1]):
-    try:
-        program = torch.export.load(job["program"]).run_decompositions(table)
-        if job["lift"]:
-            names, arrays = leading_arguments(program)
-            module = fx.stateless_fx_import(program.graph_module, output_type="stablehlo")
-        else:
-            names, arrays = [], []
-            module = fx.export_and_import(program, output_type="stablehlo", decomposition_table={})
-        with open(job["out"] + ".mlir", "w") as f:
-            f.write(str(module))
-        with open(job["out"] + ".json", "w") as f:
-            json.dump(names, f)
-        np.savez(job["out"] + ".npz", *arrays)
-    except Exception:
-        with open(job["out"] + ".error", "w") as f:
-            f.write(traceback.format_exc())
-'''
-
-
-def _torch_modules(items, lift_parameters: bool = True) -> list:
-    """StableHLO text and leading parameters for each (module, example_inputs), converted by
-    torch-mlir in one subprocess; a failed item's entry is its ExportError."""
-    import torch
-
-    results: list = [None] * len(items)
-    with tempfile.TemporaryDirectory(prefix="rml-torch-mlir-") as tmp:
-        jobs = []
-        for i, (module, inputs) in enumerate(items):
-            inputs = tuple(x if isinstance(x, torch.Tensor) else torch.from_numpy(np.asarray(x)) for x in inputs)
-            try:
-                with torch.no_grad():
-                    program = torch.export.export(module.eval(), inputs)
-                path = os.path.join(tmp, f"program{i}.pt2")
-                torch.export.save(program, path)
-            except Exception as e:
-                results[i] = ExportError(f"torch.export failed: {e}")
-                continue
-            jobs.append({"index": i, "program": path, "out": os.path.join(tmp, f"module{i}"),
-                         "lift": bool(lift_parameters)})
-        if jobs:
-            try:
-                done = subprocess.run([sys.executable, "-c", _TORCH_MLIR_WORKER, json.dumps(jobs)],
-                                      capture_output=True, text=True, timeout=TORCH_MLIR_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                raise ExportError(f"the torch-mlir subprocess ran past {TORCH_MLIR_TIMEOUT_S} s") from None
-            if done.returncode != 0:
-                raise ExportError(f"the torch-mlir subprocess exited {done.returncode}: {done.stderr[-3000:]}")
-        for job in jobs:
-            index = job["index"]
-            if os.path.exists(job["out"] + ".error"):
-                with open(job["out"] + ".error") as f:
-                    results[index] = ExportError(f"torch-mlir could not lower the program to StableHLO: "
-                                                 f"{f.read()[-3000:]}")
-                continue
-            with open(job["out"] + ".mlir") as f:
-                text = f.read()
-            with open(job["out"] + ".json") as f:
-                names = json.load(f)
-            with np.load(job["out"] + ".npz") as arrays:
-                params = {name: arrays[f"arr_{k}"] for k, name in enumerate(names)}
-            results[index] = (text, params)
-    return results
-
-
-def torch_modules(items, lift_parameters: bool = True) -> list[tuple[str, dict]]:
-    """`torch_module` for several (module, example_inputs) pairs in one torch-mlir subprocess."""
-    results = _torch_modules(items, lift_parameters)
-    for result in results:
-        if isinstance(result, ExportError):
-            raise result
-    return results
-
-
-def torch_module(module, example_inputs, lift_parameters: bool = True) -> tuple[str, dict]:
-    """(StableHLO text, parameters) for `module(*example_inputs)`: torch.export, then
-    torch-mlir's fx importer in a subprocess. Parameters, buffers and lifted constants are
-    @main's leading arguments (named by their state-dict names); with
-    `lift_parameters=False` torch-mlir inlines them as dense_resource constants instead."""
-    return torch_modules([(module, example_inputs)], lift_parameters)[0]
 
 
 # --- conveniences ---------------------------------------------------------------------------------

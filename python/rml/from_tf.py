@@ -17,28 +17,30 @@ fallback.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
 from ._rml import Builder, ExportError
+from .lowering import base
+from .lowering.base import Table, Value, output_name, shape_mismatch
+from .lowering.elementwise import clamp, convert, erfc
+from .lowering.layout import slice_axis, split, upsample_nearest
+from .lowering.nn import batch_norm, top_k
+from .lowering.windows import in_nchw, rml_pads
 
 # Slice ends meaning "to the end" (rml's slice clamps like Python's).
 FAR = 2**62
 
 
-class Value(int):
-    """An rml value id (distinguishes lowered tensors from NumPy constants)."""
-
-
-class Lowering:
+class Lowering(base.Lowering):
     """State of one export: the builder, what each TF tensor became, and the
     names of the frozen variables."""
 
     def __init__(self, builder: Builder, graph: tf.Graph):
-        self.b = builder
+        super().__init__(builder)
         self.graph = graph                      # the frozen graph: recorded shapes, folding
         self.env: dict[str, Any] = {}           # "node:i" -> Value | np.ndarray | None (not lowered)
         # Keyed by id(array); each entry holds the array too, so the id stays unique.
@@ -51,8 +53,8 @@ class Lowering:
     # --- values -------------------------------------------------------------
     def value(self, x) -> Value:
         """An rml value for a lowered tensor or a NumPy constant (named if a variable)."""
-        if isinstance(x, Value):
-            return x
+        if isinstance(x, (Value, np.generic)):
+            return super().value(x)
         if isinstance(x, np.ndarray):
             key = id(x)
             if key not in self.constant_ids:
@@ -78,15 +80,6 @@ class Lowering:
         if isinstance(source, np.ndarray) and id(source) in self.names:
             self.names[id(result)] = (result, self.names[id(source)][1])
         return result
-
-    def op(self, name: str, inputs, attrs: dict | None = None) -> Value:
-        return Value(self.b.op(name, [self.value(i) for i in inputs], attrs or {}))
-
-    def shape(self, x) -> tuple:
-        return tuple(self.b.shape(x)) if isinstance(x, Value) else tuple(np.shape(x))
-
-    def rank(self, x) -> int:
-        return len(self.shape(x))
 
     def dtype(self, x) -> str:
         """"f32" or "i32", as rml will hold `x`."""
@@ -154,15 +147,7 @@ class Lowering:
             self._session.close()
 
 
-LOWERINGS: dict[str, Callable] = {}
-
-
-def lowers(*op_types):
-    def register(fn):
-        for t in op_types:
-            LOWERINGS[t] = fn
-        return fn
-    return register
+LOWERINGS = Table()
 
 
 def axis(dim, rank: int) -> int:
@@ -188,12 +173,12 @@ def kind(dtype: tf.DType) -> str:
 IDENTITY_OPS = ("Identity", "StopGradient", "Snapshot", "PreventGradient", "EnsureShape", "CheckNumerics")
 
 
-@lowers(*IDENTITY_OPS)
+@LOWERINGS.register(*IDENTITY_OPS)
 def _identity(L, x, *_):
     return x
 
 
-@lowers("IdentityN")
+@LOWERINGS.register("IdentityN")
 def _identity_n(L, *xs):
     return tuple(xs)
 
@@ -201,7 +186,7 @@ def _identity_n(L, *xs):
 PASS_THROUGH_OPS = IDENTITY_OPS + ("IdentityN",)
 
 
-@lowers("NoOp")
+@LOWERINGS.register("NoOp")
 def _no_op(L, *_):
     return ()
 
@@ -220,30 +205,30 @@ for _op_type, _name in BINARY.items():
     LOWERINGS[_op_type] = (lambda name: lambda L, a, b: L.op(name, [a, b]))(_name)
 
 
-@lowers("Div")
+@LOWERINGS.register("Div")
 def _div(L, a, b):
     if L.dtype(a) == "i32":
         raise ExportError("integer division (floor semantics) has no lowering")
     return L.op("div", [a, b])
 
 
-@lowers("LogicalNot")
+@LOWERINGS.register("LogicalNot")
 def _logical_not(L, x):
     return L.op("eq", [x, L.scalar(0, x)])
 
 
-@lowers("Square")
+@LOWERINGS.register("Square")
 def _square(L, x):
     return L.op("mul", [x, x])
 
 
-@lowers("SquaredDifference")
+@LOWERINGS.register("SquaredDifference")
 def _squared_difference(L, a, b):
     d = L.op("sub", [a, b])
     return L.op("mul", [d, d])
 
 
-@lowers("AddN")
+@LOWERINGS.register("AddN")
 def _add_n(L, *xs):
     total = xs[0]
     for x in xs[1:]:
@@ -251,36 +236,35 @@ def _add_n(L, *xs):
     return total
 
 
-@lowers("Erfc")
+@LOWERINGS.register("Erfc")
 def _erfc(L, x):
-    # tf.nn.gelu writes GELU as 0.5 x erfc(-x / sqrt 2); 1 - erf is exact to an ulp of 1.
-    return L.op("sub", [L.scalar(1.0, x), L.op("erf", [x])])
+    return erfc(L, x)
 
 
-@lowers("Relu6")
+@LOWERINGS.register("Relu6")
 def _relu6(L, x):
     return L.op("minimum", [L.op("relu", [x]), L.scalar(6, x)])
 
 
-@lowers("LeakyRelu")
+@LOWERINGS.register("LeakyRelu")
 def _leaky_relu(L, x):
     # TF's kernel: x > 0 ? x : alpha * x.
     scaled = L.op("mul", [x, L.scalar(L.attr("alpha", 0.2), x)])
     return L.op("select", [L.op("gt", [x, L.scalar(0, x)]), x, scaled])
 
 
-@lowers("Elu")
+@LOWERINGS.register("Elu")
 def _elu(L, x):
     negative = L.op("sub", [L.op("exp", [x]), L.scalar(1.0, x)])
     return L.op("select", [L.op("gt", [x, L.scalar(0.0, x)]), x, negative])
 
 
-@lowers("ClipByValue")
+@LOWERINGS.register("ClipByValue")
 def _clip(L, x, low, high):
-    return L.op("minimum", [L.op("maximum", [x, low]), high])
+    return clamp(L, x, low, high)
 
 
-@lowers("Select", "SelectV2")
+@LOWERINGS.register("Select", "SelectV2")
 def _select(L, cond, a, b):
     if L.node.op == "Select" and L.rank(cond) == 1 and L.rank(a) > 1:
         # tf.compat.v1.where with a vector condition picks whole rows.
@@ -288,76 +272,72 @@ def _select(L, cond, a, b):
     return L.op("select", [cond, a, b])
 
 
-@lowers("Cast")
+@LOWERINGS.register("Cast")
 def _cast(L, x):
     source, target = kind(L.attr("SrcT")), kind(L.attr("DstT"))
-    if source == target:
-        return x
-    if target == "bool":
-        return L.op("ne", [x, L.scalar(0, x)])
-    if source == "bool" and target == "f32":
+    if source == target or (source == "bool" and target == "f32"):
         return x  # comparisons already give f32 0/1
-    return L.op("cast", [x], {"to": target})
+    return convert(L, x, target)
 
 
-@lowers("Softmax")
+@LOWERINGS.register("Softmax")
 def _softmax(L, x):
     return L.op("softmax", [x], {"axis": -1})
 
 
 # --- shapes ----------------------------------------------------------------------
-@lowers("Shape")
+@LOWERINGS.register("Shape")
 def _shape(L, x):
     return np.array(L.shape(x), dtype=L.attr("out_type", tf.int32).as_numpy_dtype)
 
 
-@lowers("Size")
+@LOWERINGS.register("Size")
 def _size(L, x):
     return np.array(int(np.prod(L.shape(x))), dtype=L.attr("out_type", tf.int32).as_numpy_dtype)
 
 
-@lowers("Rank")
+@LOWERINGS.register("Rank")
 def _rank(L, x):
     return np.array(L.rank(x), dtype=np.int32)
 
 
-@lowers("ZerosLike", "OnesLike")
+@LOWERINGS.register("ZerosLike", "OnesLike")
 def _zeros_like(L, x):
     fill = np.zeros if L.node.op == "ZerosLike" else np.ones
     return fill(L.shape(x), dtype=L.attr("T").as_numpy_dtype)
 
 
-@lowers("Reshape")
+@LOWERINGS.register("Reshape")
 def _reshape(L, x, shape):
     return L.op("reshape", [x], {"shape": [int(d) for d in L.constant(shape, "the shape").reshape(-1)]})
 
 
-@lowers("Transpose")
+@LOWERINGS.register("Transpose")
 def _transpose(L, x, perm):
     return L.transpose(x, L.constant(perm, "the permutation").reshape(-1))
 
 
-@lowers("Squeeze")
+@LOWERINGS.register("Squeeze")
 def _squeeze(L, x):
     shape = L.shape(x)
     dims = {axis(d, len(shape)) for d in L.attr("squeeze_dims", [])} or {d for d, n in enumerate(shape) if n == 1}
     return L.reshape(x, [n for d, n in enumerate(shape) if d not in dims])
 
 
-@lowers("ExpandDims")
+@LOWERINGS.register("ExpandDims")
 def _expand_dims(L, x, dim):
     shape = list(L.shape(x))
     shape.insert(axis(L.constant(dim, "the axis").reshape(-1)[0], len(shape) + 1), 1)
     return L.reshape(x, shape)
 
 
-@lowers("ConcatV2")
+@LOWERINGS.register("ConcatV2")
 def _concat(L, *args):
     *xs, dim = args
     return L.op("concat", list(xs), {"axis": axis(L.constant(dim, "the axis"), L.rank(xs[0]))})
 
 
-@lowers("Pack")
+@LOWERINGS.register("Pack")
 def _pack(L, *xs):
     shape = list(L.shape(xs[0]))
     d = axis(L.attr("axis", 0), len(shape) + 1)
@@ -365,11 +345,7 @@ def _pack(L, *xs):
     return expanded[0] if len(expanded) == 1 else L.op("concat", expanded, {"axis": d})
 
 
-def slice_axis(L, x, d: int, start: int, end: int):
-    return L.op("slice", [x], {"axes": [d], "starts": [start], "ends": [end]})
-
-
-@lowers("Unpack")
+@LOWERINGS.register("Unpack")
 def _unpack(L, x):
     shape = list(L.shape(x))
     d = axis(L.attr("axis", 0), len(shape))
@@ -377,31 +353,23 @@ def _unpack(L, x):
     return tuple(L.reshape(slice_axis(L, x, d, i, i + 1), rest) for i in range(shape[d]))
 
 
-def split_sizes(L, x, d: int, sizes) -> tuple:
-    pieces, start = [], 0
-    for size in sizes:
-        pieces.append(slice_axis(L, x, d, start, start + int(size)))
-        start += int(size)
-    return tuple(pieces)
-
-
-@lowers("Split")
+@LOWERINGS.register("Split")
 def _split(L, dim, x):
     d = axis(L.constant(dim, "the axis"), L.rank(x))
     count = L.attr("num_split")
-    return split_sizes(L, x, d, [L.shape(x)[d] // count] * count)
+    return tuple(split(L, x, d, [L.shape(x)[d] // count] * count))
 
 
-@lowers("SplitV")
+@LOWERINGS.register("SplitV")
 def _split_v(L, x, sizes, dim):
     d = axis(L.constant(dim, "the axis"), L.rank(x))
     sizes = [int(s) for s in L.constant(sizes, "the sizes")]
     if -1 in sizes:  # one size may be inferred
         sizes[sizes.index(-1)] = L.shape(x)[d] - (sum(sizes) + 1)
-    return split_sizes(L, x, d, sizes)
+    return tuple(split(L, x, d, sizes))
 
 
-@lowers("Slice")
+@LOWERINGS.register("Slice")
 def _slice(L, x, begin, size):
     begin = [int(b) for b in L.constant(begin, "the begin")]
     size = [int(s) for s in L.constant(size, "the size")]
@@ -413,7 +381,7 @@ def _bits(mask: int, count: int) -> list[bool]:
     return [bool(mask >> i & 1) for i in range(count)]
 
 
-@lowers("StridedSlice")
+@LOWERINGS.register("StridedSlice")
 def _strided_slice(L, x, begin, end, strides):
     """TF's sparse slice spec made dense: one rml slice, then a reshape that
     drops shrunk axes and inserts new ones."""
@@ -451,20 +419,20 @@ def _strided_slice(L, x, begin, end, strides):
     return L.reshape(y, [1 if d is None else sliced[d] for d in layout])
 
 
-@lowers("ReverseV2")
+@LOWERINGS.register("ReverseV2")
 def _reverse(L, x, dims):
     axes = sorted({axis(d, L.rank(x)) for d in L.constant(dims, "the axes").reshape(-1)})
     return L.op("slice", [x], {"axes": axes, "starts": [-1] * len(axes), "ends": [-FAR] * len(axes),
                                "steps": [-1] * len(axes)})
 
 
-@lowers("BroadcastTo")
+@LOWERINGS.register("BroadcastTo")
 def _broadcast_to(L, x, shape):
     shape = [int(d) for d in L.constant(shape, "the shape")]
     return x if list(L.shape(x)) == shape else L.op("broadcast_to", [x], {"shape": shape})
 
 
-@lowers("Tile")
+@LOWERINGS.register("Tile")
 def _tile(L, x, multiples):
     """Each tiled axis: insert an axis before it, broadcast it to the multiple, merge."""
     multiples = [int(m) for m in L.constant(multiples, "the multiples")]
@@ -477,33 +445,31 @@ def _tile(L, x, multiples):
     return L.reshape(y, [m * d for m, d in zip(multiples, shape)])
 
 
-@lowers("Pad", "PadV2")
+@LOWERINGS.register("Pad", "PadV2")
 def _pad(L, x, paddings, value=None):
     paddings = L.constant(paddings, "the paddings").astype(np.int64)
     fill = 0.0 if value is None else float(L.constant(value, "the pad value"))
     return L.op("pad", [x], {"pads": paddings[:, 0].tolist() + paddings[:, 1].tolist(), "value": fill})
 
 
-@lowers("GatherV2")
+@LOWERINGS.register("GatherV2")
 def _gather(L, params, indices, dim):
     if L.attr("batch_dims", 0) != 0:
         raise ExportError("batch_dims other than 0 has no lowering")
     return L.op("gather", [params, indices], {"axis": axis(L.constant(dim, "the axis"), L.rank(params))})
 
 
-@lowers("ResizeNearestNeighbor")
+@LOWERINGS.register("ResizeNearestNeighbor")
 def _resize_nearest(L, x, size):
-    """NHWC nearest upsampling by integer factors: reshape + broadcast_to + reshape
-    (with an integer factor, half-pixel centres pick the same source pixels)."""
+    """NHWC nearest upsampling by integer factors (with an integer factor, half-pixel
+    centres pick the same source pixels)."""
     if L.attr("align_corners", False):
         raise ExportError("align_corners=True has no lowering")
     n, h, w, c = L.shape(x)
     out_h, out_w = (int(s) for s in L.constant(size, "the size"))
     if out_h % h or out_w % w:
         raise ExportError(f"resizing {h}x{w} to {out_h}x{out_w} is not an integer upsampling")
-    fh, fw = out_h // h, out_w // w
-    y = L.op("broadcast_to", [L.reshape(x, [n, h, 1, w, 1, c])], {"shape": [n, h, fh, w, fw, c]})
-    return L.reshape(y, [n, out_h, out_w, c])
+    return upsample_nearest(L, x, out_h // h, out_w // w, channels_last=True)
 
 
 # --- reductions, linear algebra, nn -------------------------------------------------
@@ -538,18 +504,18 @@ def _transposing_matmul(a_flag: str, b_flag: str):
     return lower
 
 
-lowers("MatMul")(_transposing_matmul("transpose_a", "transpose_b"))
-lowers("BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")(_transposing_matmul("adj_x", "adj_y"))
+LOWERINGS.register("MatMul")(_transposing_matmul("transpose_a", "transpose_b"))
+LOWERINGS.register("BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")(_transposing_matmul("adj_x", "adj_y"))
 
 
-@lowers("BiasAdd")
+@LOWERINGS.register("BiasAdd")
 def _bias_add(L, x, bias):
     if L.attr("data_format", "NHWC") == "NCHW" and L.rank(x) > 2:
         bias = L.reshape(bias, [L.shape(bias)[0]] + [1] * (L.rank(x) - 2))
     return L.op("add", [x, bias])
 
 
-TO_NCHW, TO_NHWC = [0, 3, 1, 2], [0, 2, 3, 1]
+NCHW, NHWC = [0, 1, 2, 3], [0, 3, 1, 2]  # where each layout holds the N, C, H and W axes
 
 
 def spatial(L, values: list, what: str) -> list[int]:
@@ -574,25 +540,24 @@ def padding(L, in_hw, kernel_hw, strides, dilations) -> list[int]:
             if total % 2:
                 raise ExportError(f"SAME padding is asymmetric on the {name} axis (total {total}: {total // 2} "
                                   f"before, {total - total // 2} after); only symmetric padding is lowered")
-            pads.append(total // 2)
-        return pads + pads
+            pads.append((total // 2, total // 2))
+        return rml_pads(pads)
     if mode == "EXPLICIT":
         explicit = L.attr("explicit_paddings")
         pairs = [explicit[2 * d: 2 * d + 2] for d in range(4)]  # (before, after) per axis, in data_format order
         hw_axes = (1, 2) if L.attr("data_format", "NHWC") == "NHWC" else (2, 3)
-        hw = [p for d in hw_axes for p in pairs[d]]
+        hw = [pairs[d] for d in hw_axes]
         outer = [p for d in range(4) if d not in hw_axes for p in pairs[d]]
-        if any(outer) or len(set(hw)) != 1:
+        if any(outer) or len({p for pair in hw for p in pair}) != 1:
             raise ExportError(f"EXPLICIT padding {explicit} is not equal on every side; only equal padding is lowered")
-        return [hw[0]] * 4
+        return rml_pads(hw)
     raise ExportError(f"padding {mode!r} has no lowering")
 
 
 def nchw_op(L, x, name: str, inputs: list, attrs: dict) -> Value:
     """An rml NCHW op on NHWC or NCHW data, as the node's data_format says."""
-    nhwc = L.attr("data_format", "NHWC") == "NHWC"
-    y = L.op(name, [L.transpose(x, TO_NCHW) if nhwc else x] + inputs, attrs)
-    return L.transpose(y, TO_NHWC) if nhwc else y
+    layout = NHWC if L.attr("data_format", "NHWC") == "NHWC" else NCHW
+    return in_nchw(L, x, layout, lambda y: L.op(name, [y] + inputs, attrs))
 
 
 def image_hw(L, x) -> list[int]:
@@ -600,7 +565,7 @@ def image_hw(L, x) -> list[int]:
     return list(shape[1:3]) if L.attr("data_format", "NHWC") == "NHWC" else list(shape[2:4])
 
 
-@lowers("Conv2D")
+@LOWERINGS.register("Conv2D")
 def _conv2d(L, x, kernel):
     kh, kw, in_per_group, out = L.shape(kernel)
     channels = L.shape(x)[3 if L.attr("data_format", "NHWC") == "NHWC" else 1]
@@ -611,7 +576,7 @@ def _conv2d(L, x, kernel):
     return nchw_op(L, x, "conv2d", [L.transpose(kernel, [3, 2, 0, 1])], attrs)  # HWIO -> OIHW
 
 
-@lowers("DepthwiseConv2dNative")
+@LOWERINGS.register("DepthwiseConv2dNative")
 def _depthwise_conv2d(L, x, kernel):
     kh, kw, channels, multiplier = L.shape(kernel)
     strides = spatial(L, L.attr("strides"), "a stride")
@@ -638,27 +603,21 @@ LOWERINGS["MaxPool"] = _pool("max_pool2d")
 LOWERINGS["AvgPool"] = _pool("avg_pool2d")
 
 
-@lowers("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
+@LOWERINGS.register("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
 def _fused_batch_norm(L, x, scale, offset, mean, variance):
-    """Inference batch norm: x * scale' + shift', scale' = scale * rsqrt(var + eps),
-    shift' = offset - mean * scale' (constants when the statistics are)."""
     if L.attr("is_training", True):
         raise ExportError("is_training=True (batch statistics) has no lowering")
-    factor = L.op("mul", [scale, L.op("rsqrt", [L.op("add", [variance, L.scalar(L.attr("epsilon"), x)])])])
-    shift = L.op("sub", [offset, L.op("mul", [mean, factor])])
-    if L.attr("data_format", "NHWC") == "NCHW":
-        per_channel = [L.shape(x)[1]] + [1] * (L.rank(x) - 2)
-        factor, shift = L.reshape(factor, per_channel), L.reshape(shift, per_channel)
-    y = L.op("add", [L.op("mul", [x, factor]), shift])
+    nchw = L.attr("data_format", "NHWC") == "NCHW"
+    per_channel = [L.shape(x)[1]] + [1] * (L.rank(x) - 2) if nchw else None
+    y = batch_norm(L, x, scale, offset, mean, variance, L.attr("epsilon"), per_channel)
     return (y,) + (None,) * (len(L.graph.get_operation_by_name(L.node.name).outputs) - 1)
 
 
-@lowers("TopKV2")
+@LOWERINGS.register("TopKV2")
 def _top_k(L, x, k):
     if not L.attr("sorted", True):
         raise ExportError("sorted=False (an unspecified order) has no lowering")
-    values, indices = L.b.op_multi("top_k", [L.value(x)], 2, {"k": int(L.constant(k, "k"))})
-    return Value(values), Value(indices)
+    return top_k(L, x, L.constant(k, "k"))
 
 
 def _arg(largest: bool):
@@ -669,8 +628,8 @@ def _arg(largest: bool):
         y = L.transpose(x, perm)
         if not largest:
             y = L.op("neg", [y])
-        _, indices = L.b.op_multi("top_k", [L.value(y)], 2, {"k": 1})  # ties: the lowest index, as TF
-        return L.reshape(Value(indices), L.shape(Value(indices))[:-1])
+        _, indices = top_k(L, y, 1)  # ties: the lowest index, as TF
+        return L.reshape(indices, L.shape(indices)[:-1])
     return lower
 
 
@@ -721,8 +680,8 @@ def _check_shapes(L, node, results: tuple):
             continue
         lowered, recorded = L.shape(got), tensor.shape.as_list()
         if len(lowered) != len(recorded) or any(w is not None and g != w for g, w in zip(lowered, recorded)):
-            raise ExportError(f"TensorFlow op '{node.op}': lowered shape {lowered} differs from TensorFlow's "
-                              f"recorded shape {tuple(recorded)} (node {node.name}, output {i})")
+            raise shape_mismatch(f"TensorFlow op '{node.op}'", lowered, "TensorFlow's recorded shape", recorded,
+                                 f"node {node.name}, output {i}")
 
 
 def _is_stateful(L, node) -> bool:
@@ -783,7 +742,7 @@ def lower_graph(frozen, example_inputs, variable_names: dict[str, str], input_na
             for i, r in enumerate(results):
                 L.env[f"{node.name}:{i}"] = r
         for i, out in enumerate(outputs):
-            name = "output" if len(outputs) == 1 else f"output.{i}"
+            name = output_name(i, len(outputs))
             try:
                 b.output(name, L.value(L.env[tensor_key(out)]))
             except ExportError as e:

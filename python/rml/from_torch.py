@@ -13,21 +13,23 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
 
 from ._rml import Builder, ExportError
+from .lowering import base
+from .lowering.base import Table, Value, output_name, shape_mismatch
+from .lowering.elementwise import clamp, convert
+from .lowering.layout import slice_axis, split, upsample_nearest
+from .lowering.nn import batch_norm, top_k
+from .lowering.windows import rml_pads
 
 aten = torch.ops.aten
 
 # Kept whole instead of decomposed.
 KEEP = (aten.scaled_dot_product_attention.default, aten.upsample_nearest2d.vec)
-
-
-class Value(int):
-    """An rml value id (distinguishes lowered tensors from Python constants)."""
 
 
 def to_numpy(t: torch.Tensor) -> np.ndarray:
@@ -37,11 +39,11 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
     return t.numpy()
 
 
-class Lowering:
+class Lowering(base.Lowering):
     """State of one export: the builder, and what each fx node became."""
 
     def __init__(self, builder: Builder):
-        self.b = builder
+        super().__init__(builder)
         self.env: dict[Any, Any] = {}          # fx node -> Value | torch.Tensor (constant) | python value
         self.constant_ids: dict[int, Value] = {}  # id(torch constant) -> its rml constant
         self.names: dict[int, str] = {}          # id(torch constant) -> its weights-file name, if any
@@ -49,7 +51,8 @@ class Lowering:
 
     # --- values -------------------------------------------------------------
     def value(self, x, like: Value | None = None) -> Value:
-        """An rml value for a lowered tensor, a torch constant or a Python scalar."""
+        """An rml value for a lowered tensor, a torch or NumPy constant or a Python scalar
+        (i32 when `like` is and the scalar is not a float)."""
         if isinstance(x, Value):
             return x
         if isinstance(x, torch.Tensor):
@@ -60,31 +63,16 @@ class Lowering:
         if isinstance(x, (bool, int, float)):
             integer = like is not None and self.b.dtype(like) == "i32" and not isinstance(x, float)
             return Value(self.b.constant(np.array(x, dtype=np.int32 if integer else np.float32)))
+        if isinstance(x, (np.ndarray, np.generic)):
+            return super().value(x)
         raise ExportError(f"cannot use {type(x).__name__} as a tensor")
-
-    def op(self, name: str, inputs, attrs: dict | None = None) -> Value:
-        return Value(self.b.op(name, [self.value(i) for i in inputs], attrs or {}))
-
-    def shape(self, v: Value) -> tuple:
-        return tuple(self.b.shape(v))
-
-    def rank(self, v: Value) -> int:
-        return len(self.b.shape(v))
 
     def binary(self, name: str, a, b) -> Value:
         like = a if isinstance(a, Value) else b if isinstance(b, Value) else None
         return self.op(name, [self.value(a, like), self.value(b, like)])
 
 
-LOWERINGS: dict[Any, Callable] = {}
-
-
-def lowers(*targets):
-    def register(fn):
-        for t in targets:
-            LOWERINGS[t] = fn
-        return fn
-    return register
+LOWERINGS = Table()
 
 
 def axis(dim: int, rank: int) -> int:
@@ -123,60 +111,53 @@ for _name, _targets in BINARY.items():
         LOWERINGS[_target] = _binary(_name)
 
 
-@lowers(aten.pow.Scalar)
+@LOWERINGS.register(aten.pow.Scalar)
 def _pow_scalar(L, base, exponent):
     return L.binary("pow", base, exponent)
 
 
-@lowers(aten.where.self)
+@LOWERINGS.register(aten.where.self)
 def _where(L, cond, a, b):
     like = a if isinstance(a, Value) else b if isinstance(b, Value) else None
     return L.op("select", [cond, L.value(a, like), L.value(b, like)])
 
 
-@lowers(aten.clamp.default)
+@LOWERINGS.register(aten.clamp.default)
 def _clamp(L, x, min=None, max=None):
-    if min is not None:
-        x = L.binary("maximum", x, min)
-    if max is not None:
-        x = L.binary("minimum", x, max)
-    return x
+    return clamp(L, x, min, max)
 
 
-@lowers(aten.leaky_relu.default)
+@LOWERINGS.register(aten.leaky_relu.default)
 def _leaky_relu(L, x, negative_slope=0.01):
     return L.op("select", [L.binary("gt", x, 0.0), x, L.binary("mul", x, float(negative_slope))])
 
 
-@lowers(aten._to_copy.default)
+@LOWERINGS.register(aten._to_copy.default)
 def _to_copy(L, x, dtype=None, **_):
     if dtype is None:
         return x
-    if dtype == torch.bool:
-        return L.binary("ne", x, 0)
-    target = "i32" if not dtype.is_floating_point else "f32"
-    return x if L.b.dtype(x) == target else L.op("cast", [x], {"to": target})
+    return convert(L, x, "bool" if dtype == torch.bool else "f32" if dtype.is_floating_point else "i32")
 
 
-@lowers(aten.gelu.default)
+@LOWERINGS.register(aten.gelu.default)
 def _gelu(L, x, approximate="none"):
     return L.op("gelu", [x], {"approximate": approximate})
 
 
 # --- shapes ----------------------------------------------------------------------
-@lowers(aten.view.default, aten._unsafe_view.default, aten.reshape.default)
+@LOWERINGS.register(aten.view.default, aten._unsafe_view.default, aten.reshape.default)
 def _view(L, x, shape):
     return L.op("reshape", [x], {"shape": list(shape)})
 
 
-@lowers(aten.unsqueeze.default)
+@LOWERINGS.register(aten.unsqueeze.default)
 def _unsqueeze(L, x, dim):
     shape = list(L.shape(x))
     shape.insert(axis(dim, len(shape) + 1), 1)
     return L.op("reshape", [x], {"shape": shape})
 
 
-@lowers(aten.squeeze.dims, aten.squeeze.dim, aten.squeeze.default)
+@LOWERINGS.register(aten.squeeze.dims, aten.squeeze.dim, aten.squeeze.default)
 def _squeeze(L, x, dims=None):
     shape = list(L.shape(x))
     if dims is None:
@@ -187,17 +168,17 @@ def _squeeze(L, x, dims=None):
     return L.op("reshape", [x], {"shape": [n for d, n in enumerate(shape) if d not in drop]})
 
 
-@lowers(aten.permute.default)
+@LOWERINGS.register(aten.permute.default)
 def _permute(L, x, dims):
     return L.op("transpose", [x], {"perm": [axis(d, L.rank(x)) for d in dims]})
 
 
-@lowers(aten.t.default)
+@LOWERINGS.register(aten.t.default)
 def _t(L, x):
     return x if L.rank(x) < 2 else L.op("transpose", [x], {"perm": [1, 0]})
 
 
-@lowers(aten.transpose.int)
+@LOWERINGS.register(aten.transpose.int)
 def _transpose(L, x, a, b):
     perm = list(range(L.rank(x)))
     a, b = axis(a, len(perm)), axis(b, len(perm))
@@ -205,7 +186,7 @@ def _transpose(L, x, a, b):
     return L.op("transpose", [x], {"perm": perm})
 
 
-@lowers(aten.expand.default)
+@LOWERINGS.register(aten.expand.default)
 def _expand(L, x, shape):
     current = L.shape(x)
     lead = len(shape) - len(current)
@@ -213,47 +194,43 @@ def _expand(L, x, shape):
     return x if tuple(target) == current else L.op("broadcast_to", [x], {"shape": target})
 
 
-@lowers(aten.clone.default, aten.alias.default, aten.detach.default, aten.lift_fresh_copy.default)
+@LOWERINGS.register(aten.clone.default, aten.alias.default, aten.detach.default, aten.lift_fresh_copy.default)
 def _identity(L, x, **_):
     return x
 
 
-@lowers(aten.slice.Tensor)
+@LOWERINGS.register(aten.slice.Tensor)
 def _slice(L, x, dim=0, start=None, end=None, step=1):
     start = 0 if start is None else start
     end = 2**62 if end is None else min(end, 2**62)
     return L.op("slice", [x], {"axes": [axis(dim, L.rank(x))], "starts": [start], "ends": [end], "steps": [step]})
 
 
-@lowers(aten.select.int)
+@LOWERINGS.register(aten.select.int)
 def _select(L, x, dim, index):
     shape = list(L.shape(x))
     d = axis(dim, len(shape))
     index = index + shape[d] if index < 0 else index
-    sliced = L.op("slice", [x], {"axes": [d], "starts": [index], "ends": [index + 1]})
+    sliced = slice_axis(L, x, d, index, index + 1)
     return L.op("reshape", [sliced], {"shape": shape[:d] + shape[d + 1:]})
 
 
-@lowers(aten.split_with_sizes.default, aten.split.Tensor)
+@LOWERINGS.register(aten.split_with_sizes.default, aten.split.Tensor)
 def _split(L, x, sizes, dim=0):
     d = axis(dim, L.rank(x))
     extent = L.shape(x)[d]
     if isinstance(sizes, int):  # aten.split.Tensor: equal chunks, the last may be shorter
         sizes = [min(sizes, extent - start) for start in range(0, extent, sizes)]
-    pieces, start = [], 0
-    for size in sizes:
-        pieces.append(L.op("slice", [x], {"axes": [d], "starts": [start], "ends": [start + size]}))
-        start += size
-    return tuple(pieces)
+    return tuple(split(L, x, d, sizes))
 
 
-@lowers(aten.cat.default)
+@LOWERINGS.register(aten.cat.default)
 def _cat(L, tensors, dim=0):
     tensors = [t for t in tensors if not (isinstance(t, torch.Tensor) and t.numel() == 0 and t.dim() == 1)]
     return L.op("concat", tensors, {"axis": axis(dim, L.rank(L.value(tensors[0])))})
 
 
-@lowers(aten.constant_pad_nd.default)
+@LOWERINGS.register(aten.constant_pad_nd.default)
 def _pad(L, x, pad, value=0):
     rank = L.rank(x)
     begins, ends = [0] * rank, [0] * rank
@@ -264,17 +241,17 @@ def _pad(L, x, pad, value=0):
     return L.op("pad", [x], {"pads": begins + ends, "value": float(value)})
 
 
-@lowers(aten.embedding.default)
+@LOWERINGS.register(aten.embedding.default)
 def _embedding(L, weight, indices, *_):
     return L.op("gather", [weight, indices], {"axis": 0})
 
 
-@lowers(aten.index_select.default)
+@LOWERINGS.register(aten.index_select.default)
 def _index_select(L, x, dim, index):
     return L.op("gather", [x, index], {"axis": axis(dim, L.rank(x))})
 
 
-@lowers(aten.upsample_nearest2d.vec)
+@LOWERINGS.register(aten.upsample_nearest2d.vec)
 def _upsample_nearest(L, x, output_size, scale_factors):
     n, c, h, w = L.shape(x)
     if output_size is not None:
@@ -286,14 +263,6 @@ def _upsample_nearest(L, x, output_size, scale_factors):
         if (fh, fw) != tuple(scale_factors):
             raise ExportError("aten.upsample_nearest2d needs an integer scale factor")
     return upsample_nearest(L, x, fh, fw)
-
-
-def upsample_nearest(L, x, fh: int, fw: int) -> Value:
-    """NCHW nearest upsampling by integer factors: reshape + broadcast_to + reshape."""
-    n, c, h, w = L.shape(x)
-    y = L.op("reshape", [x], {"shape": [n, c, h, 1, w, 1]})
-    y = L.op("broadcast_to", [y], {"shape": [n, c, h, fh, w, fw]})
-    return L.op("reshape", [y], {"shape": [n, c, h * fh, w * fw]})
 
 
 # --- reductions, linear algebra, nn -------------------------------------------------
@@ -310,17 +279,17 @@ LOWERINGS[aten.amax.default] = _reduction("reduce_max")
 LOWERINGS[aten.amin.default] = _reduction("reduce_min")
 
 
-@lowers(aten.sum.default)
+@LOWERINGS.register(aten.sum.default)
 def _sum_all(L, x, dtype=None):
     return L.op("reduce_sum", [x], {"axes": list(range(L.rank(x)))})
 
 
-@lowers(aten.mm.default, aten.bmm.default, aten.matmul.default)
+@LOWERINGS.register(aten.mm.default, aten.bmm.default, aten.matmul.default)
 def _mm(L, a, b):
     return L.op("matmul", [a, b])
 
 
-@lowers(aten.addmm.default)
+@LOWERINGS.register(aten.addmm.default)
 def _addmm(L, bias, a, b, beta=1, alpha=1):
     product = L.op("matmul", [a, b])
     if alpha != 1:
@@ -330,13 +299,13 @@ def _addmm(L, bias, a, b, beta=1, alpha=1):
     return L.binary("add", product, bias)
 
 
-@lowers(aten.convolution.default)
+@LOWERINGS.register(aten.convolution.default)
 def _convolution(L, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
     if transposed:
         raise ExportError("aten.convolution with transposed=True has no lowering")
     if L.rank(x) != 4:
         raise ExportError(f"aten.convolution on rank {L.rank(x)} input has no lowering (conv2d only)")
-    pads = [padding[0], padding[1], padding[0], padding[1]]
+    pads = rml_pads(zip(padding, padding))
     inputs = [x, w] + ([bias] if bias is not None else [])
     return L.op("conv2d", inputs, {"strides": list(stride), "pads": pads, "dilations": list(dilation), "groups": groups})
 
@@ -345,10 +314,10 @@ def _pool_window(kernel, stride, padding):
     kernel = list(kernel) * (2 // len(kernel))
     stride = list(stride or kernel) * (2 // len(stride or kernel))
     padding = list(padding) * (2 // len(padding))
-    return kernel, stride, [padding[0], padding[1], padding[0], padding[1]]
+    return kernel, stride, rml_pads(zip(padding, padding))
 
 
-@lowers(aten.max_pool2d_with_indices.default)
+@LOWERINGS.register(aten.max_pool2d_with_indices.default)
 def _max_pool(L, x, kernel, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     if ceil_mode:
         raise ExportError("aten.max_pool2d_with_indices with ceil_mode=True has no lowering")
@@ -358,7 +327,7 @@ def _max_pool(L, x, kernel, stride=(), padding=(0,), dilation=(1,), ceil_mode=Fa
     return (out, None)  # indices are not lowered; using them fails in getitem
 
 
-@lowers(aten.avg_pool2d.default)
+@LOWERINGS.register(aten.avg_pool2d.default)
 def _avg_pool(L, x, kernel, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True, divisor_override=None):
     if ceil_mode or divisor_override is not None:
         raise ExportError("aten.avg_pool2d with ceil_mode or divisor_override has no lowering")
@@ -367,12 +336,12 @@ def _avg_pool(L, x, kernel, stride=(), padding=(0,), ceil_mode=False, count_incl
                                      "count_include_pad": bool(count_include_pad)})
 
 
-@lowers(aten._softmax.default)
+@LOWERINGS.register(aten._softmax.default)
 def _softmax(L, x, dim, half_to_float=False):
     return L.op("softmax", [x], {"axis": axis(dim, L.rank(x))})
 
 
-@lowers(aten.native_layer_norm.default)
+@LOWERINGS.register(aten.native_layer_norm.default)
 def _layer_norm(L, x, normalized_shape, weight, bias, eps):
     if len(normalized_shape) != 1:
         raise ExportError("aten.native_layer_norm over more than the last axis has no lowering")
@@ -384,30 +353,19 @@ def _layer_norm(L, x, normalized_shape, weight, bias, eps):
     return (L.op("layer_norm", inputs, {"eps": float(eps)}), None, None)
 
 
-@lowers(aten._native_batch_norm_legit_no_training.default)
+@LOWERINGS.register(aten._native_batch_norm_legit_no_training.default)
 def _batch_norm(L, x, weight, bias, running_mean, running_var, momentum, eps):
-    """Inference batch norm over axis 1: x * scale + shift, with
-    scale = weight / sqrt(var + eps) and shift = bias - mean * scale (these
-    fold to constants when the statistics are constant)."""
-    rank = L.rank(x)
-    channels = L.shape(x)[1]
-    per_channel = [channels] + [1] * (rank - 2)
-    inv_std = L.op("rsqrt", [L.binary("add", running_var, float(eps))])
-    scale = inv_std if weight is None else L.binary("mul", weight, inv_std)
-    shift = L.binary("mul", L.op("neg", [running_mean]), scale)
-    if bias is not None:
-        shift = L.binary("add", shift, bias)
-    scale = L.op("reshape", [scale], {"shape": per_channel})
-    shift = L.op("reshape", [shift], {"shape": per_channel})
-    return (L.binary("add", L.binary("mul", x, scale), shift), None, None)
+    """Inference batch norm over axis 1."""
+    per_channel = [L.shape(x)[1]] + [1] * (L.rank(x) - 2)
+    return (batch_norm(L, x, weight, bias, running_mean, running_var, eps, per_channel), None, None)
 
 
-@lowers(aten._assert_tensor_metadata.default)
+@LOWERINGS.register(aten._assert_tensor_metadata.default)
 def _assert_metadata(L, *args, **kwargs):
     return None  # a trace-time check with no run-time effect
 
 
-@lowers(aten.scaled_dot_product_attention.default)
+@LOWERINGS.register(aten.scaled_dot_product_attention.default)
 def _sdpa(L, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
     if dropout_p != 0.0 or enable_gqa:
         raise ExportError("aten.scaled_dot_product_attention with dropout or GQA has no lowering")
@@ -426,15 +384,14 @@ def _sdpa(L, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None
     return L.op("sdpa", inputs, attrs)
 
 
-@lowers(aten.topk.default)
+@LOWERINGS.register(aten.topk.default)
 def _topk(L, x, k, dim=-1, largest=True, sorted=True):
     if axis(dim, L.rank(x)) != L.rank(x) - 1 or not largest:
         raise ExportError("aten.topk is lowered only for the largest values along the last axis")
-    values, indices = L.b.op_multi("top_k", [L.value(x)], 2, {"k": int(k)})
-    return (Value(values), Value(indices))
+    return top_k(L, x, k)
 
 
-@lowers(operator.getitem)
+@LOWERINGS.register(operator.getitem)
 def _getitem(L, items, index):
     item = items[index]
     if item is None:
@@ -484,9 +441,9 @@ def _check_shape(L, node, result):
     vals = expected if isinstance(expected, (tuple, list)) else (expected,)
     for got, want in zip(results, vals):
         if isinstance(got, Value) and isinstance(want, torch.Tensor):
-            if tuple(L.shape(got)) != tuple(want.shape):
-                raise ExportError(f"{node.target}: lowered shape {tuple(L.shape(got))} differs from "
-                                  f"torch's recorded shape {tuple(want.shape)} (node {node.name})")
+            if L.shape(got) != tuple(want.shape):
+                raise shape_mismatch(str(node.target), L.shape(got), "torch's recorded shape", want.shape,
+                                     f"node {node.name}")
 
 
 def lower_program(program: torch.export.ExportedProgram, example_inputs, builder: Builder | None = None,
@@ -537,8 +494,7 @@ def lower_program(program: torch.export.ExportedProgram, example_inputs, builder
             outputs = node.args[0]
             output_specs = signature.output_specs
             for i, (out, spec) in enumerate(zip(outputs, output_specs)):
-                name = "output" if len(outputs) == 1 else f"output.{i}"
-                b.output(name, L.value(L.env[out]))
+                b.output(output_name(i, len(outputs)), L.value(L.env[out]))
         else:
             raise ExportError(f"fx node kind {node.op!r} is not supported (node {node.name})")
     return b

@@ -42,3 +42,22 @@ def dump_tensors(run_rml):
         return {name: (e["dtype"], tuple(e["shape"]), e["values"]) for name, e in out.items()}
 
     return dump
+
+
+@pytest.fixture
+def onnx_run(run_rml):
+    """Converts an rml graph file with `rml convert --to onnx`, checks the model with
+    onnx's full checker and runs it in ONNX Runtime: returns {output name: array}."""
+
+    def run(graph_path, feeds):
+        import onnx
+        import onnxruntime
+
+        model = Path(graph_path).with_suffix(".onnx")
+        run_rml("convert", graph_path, "--to", "onnx", "-o", model)
+        onnx.checker.check_model(str(model), full_check=True)
+        session = onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+        outputs = session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})
+        return {o.name: value for o, value in zip(session.get_outputs(), outputs)}
+
+    return run

@@ -1,5 +1,6 @@
-"""All 19 zoo models in JAX export and agree with JAX at batch 1, 2 and 7, and
-the JAX definitions compute what the PyTorch ones compute."""
+"""All 19 zoo models in JAX export and agree with JAX at batch 1, 2 and 7 (in rml
+and, as ONNX, in ONNX Runtime), and the JAX definitions compute what the PyTorch
+ones compute."""
 import numpy as np
 import pytest
 import torch
@@ -13,7 +14,7 @@ from zoo.configs import MODELS
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_zoo_model_exports_and_agrees_at_batches_1_2_7(model, tmp_path):
+def test_zoo_model_exports_and_agrees_at_batches_1_2_7(model, tmp_path, onnx_run):
     fn, params, make_inputs = jax_zoo.build(model)
     for batch in (1, 2, 7):
         inputs = make_inputs(batch)
@@ -24,6 +25,9 @@ def test_zoo_model_exports_and_agrees_at_batches_1_2_7(model, tmp_path):
         builder.write(str(tmp_path / f"{model}_{batch}.json"))
         got = rml.load(str(tmp_path / f"{model}_{batch}.json")).run(feeds)["output"]
         np.testing.assert_allclose(got, expected, atol=1e-5, rtol=1e-4)
+        # The same graph converted to ONNX, in ONNX Runtime.
+        converted = onnx_run(tmp_path / f"{model}_{batch}.json", feeds)["output"]
+        np.testing.assert_allclose(converted, expected, atol=1e-5, rtol=1e-4)
 
 
 @pytest.mark.parametrize("model", MODELS)

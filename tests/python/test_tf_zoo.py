@@ -1,5 +1,6 @@
 """All 19 zoo models in TensorFlow export and agree with TensorFlow at batch 1, 2
-and 7, and compute the same function as the PyTorch definitions."""
+and 7 (in rml and, as ONNX, in ONNX Runtime), and compute the same function as the
+PyTorch definitions."""
 import numpy as np
 import pytest
 import torch  # first: torch's triton crashes if TensorFlow's LLVM loaded before it
@@ -13,7 +14,7 @@ from zoo.tf_zoo import build
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_zoo_model_exports_and_agrees_at_batches_1_2_7(model, tmp_path):
+def test_zoo_model_exports_and_agrees_at_batches_1_2_7(model, tmp_path, onnx_run):
     module, make_inputs = build(model)
     torch_module, _ = torch_zoo.build(model)
     for batch in (1, 2, 7):
@@ -30,6 +31,9 @@ def test_zoo_model_exports_and_agrees_at_batches_1_2_7(model, tmp_path):
         builder.write(str(tmp_path / f"{model}_{batch}.json"))
         got = rml.load(str(tmp_path / f"{model}_{batch}.json")).run(feeds)["output"]
         np.testing.assert_allclose(got, expected, atol=1e-5, rtol=1e-4)
+        # The same graph converted to ONNX, in ONNX Runtime.
+        converted = onnx_run(tmp_path / f"{model}_{batch}.json", feeds)["output"]
+        np.testing.assert_allclose(converted, expected, atol=1e-5, rtol=1e-4)
 
 
 def test_zoo_parameters_are_named_after_the_shared_weights(tmp_path):

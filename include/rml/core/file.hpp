@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 #include <unistd.h>
 
 #include "rml/core/error.hpp"
@@ -52,6 +54,40 @@ inline void write_file_atomically(const std::filesystem::path& path, std::string
     std::error_code ignored;
     std::filesystem::remove(temp, ignored);
     fail(path.string(), ": cannot rename the temporary file into place: ", ec.message());
+  }
+}
+
+/// Writes several files that belong together (a model and its sidecar): all
+/// to temporaries first, then renamed into place in order. A failure removes
+/// every temporary and the files this call already put in place, so no set is
+/// left half-written.
+inline void write_files_atomically(const std::vector<std::pair<std::filesystem::path, std::string_view>>& files) {
+  std::vector<std::filesystem::path> temps;
+  auto remove_all = [&](std::size_t from) {
+    std::error_code ignored;
+    for (std::size_t i = from; i < temps.size(); ++i) std::filesystem::remove(temps[i], ignored);
+  };
+  for (const auto& [path, bytes] : files) {
+    const std::filesystem::path temp = path.string() + ".part." + std::to_string(static_cast<long>(::getpid()));
+    temps.push_back(temp);
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      remove_all(0);
+      fail(path.string(), ": write failed");
+    }
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    std::filesystem::rename(temps[i], files[i].first, ec);
+    if (ec) {
+      remove_all(i);
+      std::error_code ignored;
+      for (std::size_t done = 0; done < i; ++done) std::filesystem::remove(files[done].first, ignored);
+      fail(files[i].first.string(), ": cannot rename the temporary file into place: ", ec.message());
+    }
   }
 }
 

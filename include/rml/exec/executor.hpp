@@ -46,6 +46,8 @@ class Executor {
   const ExecutorOptions& options() const { return options_; }
   /// Peak bytes of the arena holding intermediate values (per run context).
   std::size_t arena_bytes() const { return plan_.arena_bytes; }
+  /// Memory the plan holds in prepacked weights (on top of the model's constants).
+  std::size_t packed_weight_bytes() const { return plan_.packed_weight_bytes; }
   const exec::Plan& plan() const { return plan_; }
 
   /// Zero-copy run: inputs and outputs in graph order, in the caller's memory.
@@ -93,7 +95,8 @@ class Executor {
   std::string describe() const {
     std::ostringstream out;
     out << "plan: " << plan_.kernels.size() << " kernels for " << model_.graph().nodes.size() << " nodes, "
-        << plan_.fused_groups << " fused groups, arena " << plan_.arena_bytes << " bytes, threads "
+        << plan_.fused_groups << " fused groups, arena " << plan_.arena_bytes << " bytes, packed weights "
+        << plan_.packed_weight_bytes << " bytes, threads "
         << options_.threads << (options_.fuse ? "" : ", unfused") << "\n";
     for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
       out << "  " << k << ": " << plan_.kernels[k]->describe() << "  [node";

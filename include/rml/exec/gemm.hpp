@@ -215,6 +215,14 @@ class PackedWeightCache {
     return slot;
   }
 
+  /// Bytes of packed weights held, each value counted once.
+  std::size_t bytes() const {
+    std::size_t total = 0;
+    for (const auto& [value, packed] : packed_)
+      for (const PackedB& matrix : *packed) total += PackedB::bytes(matrix.rows(), matrix.cols());
+    return total;
+  }
+
  private:
   std::map<std::uint32_t, std::shared_ptr<const Packed>> packed_;
 };

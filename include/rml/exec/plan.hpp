@@ -12,6 +12,7 @@ namespace rml::exec {
 struct Plan : MemoryLayout {
   std::vector<std::unique_ptr<Kernel>> kernels;
   std::size_t fused_groups = 0;
+  std::size_t packed_weight_bytes = 0;  // constant matmul operands, packed once each
 };
 
 namespace plan_detail {
@@ -65,6 +66,7 @@ inline Plan compile_plan(const Model& model, bool fuse) {
   for (std::size_t n : model.order())
     if (auto kernel = plan_detail::kernel_for_node(ctx, fusion, n, plan.fused_groups)) plan.kernels.push_back(std::move(kernel));
   static_cast<MemoryLayout&>(plan) = plan_memory(graph, uses, fusion, plan.kernels);
+  plan.packed_weight_bytes = packed_weights.bytes();
   return plan;
 }
 

@@ -1,0 +1,128 @@
+// The converters compiled in, as one list, and what the CLI and library call:
+// find a converter by format name, preflight a graph, convert it (writing a
+// debug dump when RML_DUMP_DIR is set), and the operator support report
+// computed from the op list at compile time.
+#pragma once
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "rml/core/file.hpp"
+#include "rml/emit/dot.hpp"
+#include "rml/emit/onnx/onnx.hpp"
+
+namespace rml::emit {
+
+/// Formats the support report lists although no converter for them is
+/// compiled in, with the reason.
+struct AbsentBackend {
+  std::string_view name, reason;
+};
+inline constexpr AbsentBackend absent_backends[] = {
+    {"tflite", "not written yet (issue 16: LiteRT flatbuffers)"},
+    {"coreml", "not written yet (issue 16: CoreML MLProgram)"},
+    {"webnn", "not written yet (issue 16: WebNN in a browser)"},
+    {"tensorrt", "cannot run here: needs an NVIDIA GPU with TensorRT"},
+    {"cann", "cannot run here: needs a Huawei Ascend NPU with CANN"},
+};
+
+namespace converters_detail {
+
+/// RML_DUMP_DIR=dir: every conversion also writes its artifact there and
+/// appends a line to dir/conversions.log (format, bytes, nodes, file).
+inline void dump(std::string_view format, const ConvertedModel& model, const ConvertOptions& options) {
+  const char* dir = std::getenv("RML_DUMP_DIR");
+  if (!dir || !*dir) return;
+  static std::atomic<int> sequence{0};
+  const std::filesystem::path folder(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  const std::string stem = detail::concat(::getpid(), "-", sequence++, "-", options.model_file_name);
+  write_file_atomically(folder / stem, model.data);
+  if (model.weights) write_file_atomically(folder / (stem + ".data"), model.weights->data);
+  std::ofstream log(folder / "conversions.log", std::ios::app);
+  log << format << " " << model.data.size() << " bytes" << (model.weights ? detail::concat(" + ", model.weights->data.size(), " bytes of weights") : "")
+      << ", " << model.nodes << " nodes, " << (folder / stem).string() << "\n";
+}
+
+}  // namespace converters_detail
+
+template <class... Backends>
+struct ConverterList {
+  static constexpr std::array<std::string_view, sizeof...(Backends)> names{Backends::name...};
+
+  template <class Fn>
+  static void for_each(Fn&& fn) {
+    (fn(std::type_identity<Backends>{}), ...);
+  }
+  static bool has(std::string_view format) { return std::find(names.begin(), names.end(), format) != names.end(); }
+
+  /// Every node the format's converter cannot take.
+  static std::vector<Unsupported> preflight(std::string_view format, const Graph& graph) {
+    std::vector<Unsupported> found;
+    with(format, [&]<class B>(std::type_identity<B>) { found = emit::preflight<B>(graph); });
+    return found;
+  }
+
+  /// The converted model; a node the backend cannot take is an error naming
+  /// every such node.
+  static ConvertedModel convert(std::string_view format, const Graph& graph, const ConvertOptions& options = {}) {
+    ConvertedModel model;
+    with(format, [&]<class B>(std::type_identity<B>) {
+      const std::vector<Unsupported> unsupported = emit::preflight<B>(graph);
+      if (!unsupported.empty()) {
+        std::string message = detail::concat(format, ": ", unsupported.size(), " node(s) cannot be converted:");
+        for (const Unsupported& u : unsupported) message += "\n  " + describe(u);
+        fail(message);
+      }
+      model = B::convert(graph, options);
+    });
+    converters_detail::dump(format, model, options);
+    return model;
+  }
+
+ private:
+  template <class Fn>
+  static void with(std::string_view format, Fn&& fn) {
+    bool found = false;
+    for_each([&](auto type) {
+      if (!found && decltype(type)::type::name == format) {
+        found = true;
+        fn(type);
+      }
+    });
+    if (!found) {
+      std::string known;
+      for (std::string_view name : names) known += (known.empty() ? "" : ", ") + std::string(name);
+      fail("unknown format '", format, "' (converters: ", known, ")");
+    }
+  }
+};
+
+using Converters = ConverterList<Onnx, Dot>;
+
+/// The op x backend support matrix as Markdown, from the registry.
+inline std::string support_report() {
+  std::ostringstream out;
+  out << "| op |";
+  Converters::for_each([&](auto type) { out << " " << decltype(type)::type::name << " |"; });
+  out << "\n| --- |";
+  Converters::for_each([&](auto) { out << " --- |"; });
+  out << "\n";
+  std::vector<std::string> rows(Registry::size);
+  std::size_t i = 0;
+  Registry::for_each([&](auto type) { rows[i++] = "| `" + std::string(decltype(type)::type::name) + "` |"; });
+  Converters::for_each([&](auto type) {
+    constexpr auto row = support_row<typename decltype(type)::type>();
+    for (std::size_t op = 0; op < Registry::size; ++op) rows[op] += row[op] ? " yes |" : " no |";
+  });
+  for (const std::string& row : rows) out << row << "\n";
+  out << "\nFormats without a converter in this build:\n\n";
+  for (const AbsentBackend& b : absent_backends) out << "- `" << b.name << "`: " << b.reason << "\n";
+  return out.str();
+}
+
+}  // namespace rml::emit

@@ -1,0 +1,91 @@
+"""Windowed ops: convolution and pooling, which rml has only as 2-D NCHW ops, on data in
+other layouts, and the window arithmetic (padding, axes) they need."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .._rml import ExportError
+from .base import Lowering, Value
+
+
+def rml_pads(pairs) -> list[int]:
+    """rml's [top, left, bottom, right] from (before, after) pairs for height and width."""
+    (top, bottom), (left, right) = pairs
+    return [int(top), int(left), int(bottom), int(right)]
+
+
+def _inverse(perm) -> list[int]:
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return inverse
+
+
+def in_nchw(L: Lowering, x, layout, lower: Callable, result_layout=None) -> Value:
+    """lower(x as NCHW), laid back out: `layout` lists x's N, C, H and W axes, and
+    `result_layout` those of the result (the same unless given)."""
+    y = lower(L.transpose(x, layout))
+    return L.transpose(y, _inverse(layout if result_layout is None else result_layout))
+
+
+def convolution(L: Lowering, x, w, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+                feature_group_count, batch_group_count) -> Value:
+    """A 2-D convolution as XLA states one (conv_general_dilated): `padding` holds a
+    (before, after) pair per spatial axis; `dimension_numbers` the (N, C, H, W) axes of
+    x, the (O, I, H, W) axes of w and the (N, C, H, W) axes of the result."""
+    if len(window_strides) != 2:
+        raise ExportError(f"conv_general_dilated with {len(window_strides)} spatial axes has no lowering (2-D only)")
+    if any(d != 1 for d in lhs_dilation):
+        raise ExportError("conv_general_dilated with lhs_dilation (a transposed convolution) has no lowering")
+    if batch_group_count != 1:
+        raise ExportError("conv_general_dilated with batch_group_count > 1 has no lowering")
+    if any(lo < 0 or hi < 0 for lo, hi in padding):
+        raise ExportError("conv_general_dilated with negative padding has no lowering")
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    attrs = {"strides": [int(s) for s in window_strides], "pads": rml_pads(padding),
+             "dilations": [int(d) for d in rhs_dilation], "groups": int(feature_group_count)}
+    return in_nchw(L, x, lhs_spec, lambda y: L.op("conv2d", [y, L.transpose(w, rhs_spec)], attrs), out_spec)
+
+
+def pool_window(window_dimensions, window_strides, padding, base_dilation, window_dilation) -> tuple[list, dict]:
+    """(the layout that makes a rank-4 value NCHW with the windowed axes as H and W, the
+    pool attributes) for a 2-D window as XLA states one (reduce_window)."""
+    if len(window_dimensions) != 4:
+        raise ExportError(f"reduce_window on rank {len(window_dimensions)} has no lowering (rank 4 only)")
+    if any(d != 1 for d in base_dilation):
+        raise ExportError("reduce_window with base dilation has no lowering")
+    trivial = [d for d in range(4) if window_dimensions[d] == 1 and window_strides[d] == 1 and padding[d] == (0, 0)
+               and window_dilation[d] == 1]
+    spatial = [d for d in range(4) if d not in trivial]
+    if len(spatial) > 2:
+        raise ExportError("reduce_window over more than two axes has no lowering")
+    # The untouched axes, in order, become N and C; the windowed ones H and W
+    # (a window along one axis takes the last untouched axis as its partner).
+    while len(spatial) < 2:
+        spatial = sorted(spatial + [max(d for d in trivial if d not in spatial)])
+    layout = [d for d in range(4) if d not in spatial] + spatial
+    attrs = {"kernel": [int(window_dimensions[d]) for d in spatial],
+             "strides": [int(window_strides[d]) for d in spatial],
+             "pads": rml_pads([padding[d] for d in spatial]),
+             "dilations": [int(window_dilation[d]) for d in spatial]}
+    return layout, attrs
+
+
+def reduce_window_max(L: Lowering, x, window_dimensions, window_strides, padding, base_dilation,
+                      window_dilation) -> Value:
+    layout, attrs = pool_window(window_dimensions, window_strides, padding, base_dilation, window_dilation)
+    return in_nchw(L, x, layout, lambda y: L.op("max_pool2d", [y], attrs))
+
+
+def reduce_window_sum(L: Lowering, x, window_dimensions, window_strides, padding, base_dilation,
+                      window_dilation) -> Value:
+    """A window sum is the mean over the whole window (padding counted) times its size."""
+    layout, attrs = pool_window(window_dimensions, window_strides, padding, base_dilation, window_dilation)
+    count = np.float32(attrs["kernel"][0] * attrs["kernel"][1])
+
+    def window_sum(y):
+        mean = L.op("avg_pool2d", [y], {**attrs, "count_include_pad": True})
+        return L.op("mul", [mean, count])
+    return in_nchw(L, x, layout, window_sum)
