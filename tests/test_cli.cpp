@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <sstream>
 
 #include "test_util.hpp"
 
@@ -102,6 +103,29 @@ TEST_CASE("rml run, info, validate and ops work on the shipped example model") {
   const Run ops = rml_cli("ops");
   CHECK(ops.exit_code == 0);
   CHECK(std::count(ops.out.begin(), ops.out.end(), '\n') == static_cast<long>(Registry::size));
+}
+
+TEST_CASE("rml run --profile lists every kernel with its ops, time and share") {
+  const std::string model = quoted(std::filesystem::path(RML_SOURCE_DIR) / "examples" / "tiny_classifier.json");
+  const Run info = rml_cli("info " + model);
+  const auto kernels_at = info.out.find("plan: ");
+  REQUIRE(kernels_at != std::string::npos);
+  const int kernels = std::stoi(info.out.substr(kernels_at + 6));
+  const Run profile = rml_cli("run " + model + " --profile --repeat 5");
+  REQUIRE(profile.exit_code == 0);
+  CHECK(profile.out.find(detail::concat("profile: ", kernels, " kernels, median of 5 runs")) == 0);
+  double share = 0;
+  int rows = 0;
+  std::istringstream lines(profile.out);
+  for (std::string line; std::getline(lines, line);)
+    if (const auto percent = line.find('%'); percent != std::string::npos && line.find("share") == std::string::npos) {
+      share += std::stod(line.substr(line.rfind(' ', percent - 1) + 1));
+      ++rows;
+    }
+  CHECK(rows == kernels);
+  CHECK(share == doctest::Approx(100).epsilon(0.01));
+  CHECK(profile.out.find("layer_norm") != std::string::npos);
+  CHECK(rml_cli("run " + model + " --profile --reference").exit_code == 2);
 }
 
 TEST_CASE("rml run reads inputs from safetensors and writes outputs that match the reference") {

@@ -25,11 +25,12 @@ constexpr const char* usage_text = R"(usage: rml COMMAND [ARGS]
 
 commands:
   run MODEL.json [--inputs IN.safetensors] [--output OUT.safetensors] [--seed N]
-                 [--threads N] [--repeat R] [--no-fuse] [--reference]
+                 [--threads N] [--repeat R] [--no-fuse] [--reference] [--profile]
         run the graph through the executor (--reference: the reference
         kernels instead); without --inputs, deterministic pseudo-random
         inputs of the right dtype and shape are used; --repeat R times R runs
-        (after one untimed warm-up run) and prints the median latency
+        (after one untimed warm-up run) and prints the median latency;
+        --profile prints each kernel's median time and share (R runs, default 20)
   info MODEL.json [--threads N] [--no-fuse]
         inputs, outputs, op histogram, parameter count and bytes, and the
         executor's plan (kernels, fused groups, arena bytes)
@@ -191,9 +192,29 @@ std::string executor_label(int threads, bool fuse) {
   return "executor, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + (fuse ? "" : ", unfused");
 }
 
+/// Each kernel's median time and share of their sum, slowest first, with the
+/// ops it runs and its description.
+void print_profile(const rml::Executor& executor, const rml::TensorMap& inputs, int runs) {
+  const std::vector<double> seconds = executor.profile(inputs, runs);
+  const auto& kernels = executor.plan().kernels;
+  double total = 0;
+  for (double s : seconds) total += s;
+  std::vector<std::size_t> order(seconds.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return seconds[a] > seconds[b]; });
+  std::printf("profile: %zu kernels, median of %d runs each, sum %s\n", kernels.size(), runs, format_seconds(total).c_str());
+  std::printf("  %10s %6s  %-4s %-28s %s\n", "time", "share", "#", "ops", "kernel");
+  for (std::size_t k : order) {
+    std::string ops;
+    for (std::size_t n : kernels[k]->nodes) ops += (ops.empty() ? "" : "+") + std::string(rml::op_name(executor.model().graph().nodes[n].op));
+    std::printf("  %10s %5.1f%%  %-4zu %-28s %s\n", format_seconds(seconds[k]).c_str(), total > 0 ? 100 * seconds[k] / total : 0.0, k,
+                ops.c_str(), kernels[k]->describe().c_str());
+  }
+}
+
 int run_command(int argc, char** argv) {
   const Arguments args(argc, argv, {"--inputs", "--output", "--seed", "--threads", "--repeat"},
-                       {"--no-fuse", "--reference"});
+                       {"--no-fuse", "--reference", "--profile"});
   const std::string& model = args.only_positional("MODEL.json");
   std::uint64_t seed = 0;
   if (auto s = args.option("--seed")) {
@@ -213,6 +234,11 @@ int run_command(int argc, char** argv) {
   std::vector<double> seconds;
   std::optional<rml::Executor> executor;
   if (!reference) executor.emplace(loaded, rml::ExecutorOptions{.threads = threads, .fuse = !args.option("--no-fuse")});
+  if (args.option("--profile")) {
+    if (reference) throw UsageError{"--profile times the executor's kernels: drop --reference"};
+    print_profile(*executor, inputs, args.option("--repeat") ? repeat : 20);
+    return 0;
+  }
   if (repeat > 1) outputs = reference ? rml::evaluate(graph, inputs) : executor->run(inputs);  // warm-up, untimed
   for (int r = 0; r < repeat; ++r) {
     const auto start = std::chrono::steady_clock::now();

@@ -8,6 +8,8 @@
 // `run` allocates nothing.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 
@@ -52,44 +54,34 @@ class Executor {
 
   /// Zero-copy run: inputs and outputs in graph order, in the caller's memory.
   void run(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs) const {
-    const Graph& g = model_.graph();
-    if (inputs.size() != g.inputs.size()) fail("run: the model has ", g.inputs.size(), " inputs, got ", inputs.size());
-    if (outputs.size() != g.outputs.size()) fail("run: the model has ", g.outputs.size(), " outputs, got ", outputs.size());
-    for (std::size_t i = 0; i < inputs.size(); ++i) check_bytes("input", g.inputs[i], inputs[i].bytes);
-    for (std::size_t i = 0; i < outputs.size(); ++i) check_bytes("output", g.outputs[i], outputs[i].bytes);
-    Lease lease(*this);
-    Context& c = *lease.context;
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-      c.slots[g.inputs[i].value] = const_cast<std::byte*>(static_cast<const std::byte*>(inputs[i].data));
-    for (std::size_t i = outputs.size(); i-- > 0;) c.slots[g.outputs[i].value] = static_cast<std::byte*>(outputs[i].data);
-    for (ValueId alias : plan_.run_aliases) c.slots[alias] = c.slots[plan_.alias_of[alias]];
-    exec::RunContext run{c.slots.data(), c.pool.get(), c.shared_scratch.raw(), c.thread_scratch.raw(),
-                         plan_.thread_scratch_stride};
-    for (const auto& kernel : plan_.kernels) kernel->run(run);
-    // A value named as several outputs was computed into the first buffer.
-    for (std::size_t i = 0; i < outputs.size(); ++i)
-      if (c.slots[g.outputs[i].value] != outputs[i].data && outputs[i].bytes)
-        std::memcpy(outputs[i].data, c.slots[g.outputs[i].value], outputs[i].bytes);
+    run_timed(inputs, outputs, {});
   }
 
   /// Named tensors in, named tensors out (allocates the outputs).
   TensorMap run(const TensorMap& inputs) const {
-    const Graph& g = model_.graph();
-    check_inputs(g, inputs);
-    std::vector<InputBuffer> in;
-    for (const NamedValue& i : g.inputs) {
-      const Tensor& t = inputs.at(i.name);
-      in.push_back({t.raw(), t.bytes()});
-    }
-    TensorMap result;
-    std::vector<OutputBuffer> out;
-    for (const NamedValue& o : g.outputs) {
-      Tensor& t = result.emplace(o.name, Tensor(g.type(o.value))).first->second;
-      out.push_back({t.raw(), t.bytes()});
-    }
-    run(in, out);
-    return result;
+    return run_buffers(inputs, [&](auto in, auto out) { run(in, out); });
   }
+
+  /// Seconds each kernel of the plan takes, in plan order: the median over
+  /// `runs` whole runs (after one warm-up), each kernel timed in place within
+  /// the run, so caches hold what a real run leaves in them.
+  std::vector<double> profile(const TensorMap& inputs, int runs) const {
+    if (runs < 1) fail("profile: runs must be at least 1, got ", runs);
+    std::vector<std::vector<double>> samples(plan_.kernels.size());
+    std::vector<double> seconds(plan_.kernels.size());
+    for (int r = 0; r <= runs; ++r) {
+      run_buffers(inputs, [&](auto in, auto out) { run_timed(in, out, seconds); });
+      if (r == 0) continue;  // warm-up
+      for (std::size_t k = 0; k < seconds.size(); ++k) samples[k].push_back(seconds[k]);
+    }
+    std::vector<double> medians;
+    for (auto& s : samples) {
+      std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+      medians.push_back(s[s.size() / 2]);
+    }
+    return medians;
+  }
+
 
   /// The plan, for `rml info`: kernels, fused groups, arena bytes.
   std::string describe() const {
@@ -107,6 +99,58 @@ class Executor {
   }
 
  private:
+  /// Runs the kernels; with `kernel_seconds` (one per kernel), times each.
+  void run_timed(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
+                 std::span<double> kernel_seconds) const {
+    const Graph& g = model_.graph();
+    if (inputs.size() != g.inputs.size()) fail("run: the model has ", g.inputs.size(), " inputs, got ", inputs.size());
+    if (outputs.size() != g.outputs.size()) fail("run: the model has ", g.outputs.size(), " outputs, got ", outputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) check_bytes("input", g.inputs[i], inputs[i].bytes);
+    for (std::size_t i = 0; i < outputs.size(); ++i) check_bytes("output", g.outputs[i], outputs[i].bytes);
+    Lease lease(*this);
+    Context& c = *lease.context;
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      c.slots[g.inputs[i].value] = const_cast<std::byte*>(static_cast<const std::byte*>(inputs[i].data));
+    for (std::size_t i = outputs.size(); i-- > 0;) c.slots[g.outputs[i].value] = static_cast<std::byte*>(outputs[i].data);
+    for (ValueId alias : plan_.run_aliases) c.slots[alias] = c.slots[plan_.alias_of[alias]];
+    exec::RunContext run{c.slots.data(), c.pool.get(), c.shared_scratch.raw(), c.thread_scratch.raw(),
+                         plan_.thread_scratch_stride};
+    if (kernel_seconds.empty()) {
+      for (const auto& kernel : plan_.kernels) kernel->run(run);
+    } else {
+      for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
+        const auto start = std::chrono::steady_clock::now();
+        plan_.kernels[k]->run(run);
+        kernel_seconds[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }
+    }
+    // A value named as several outputs was computed into the first buffer.
+    for (std::size_t i = 0; i < outputs.size(); ++i)
+      if (c.slots[g.outputs[i].value] != outputs[i].data && outputs[i].bytes)
+        std::memcpy(outputs[i].data, c.slots[g.outputs[i].value], outputs[i].bytes);
+  }
+
+
+  /// Calls run(in, out) with buffers over `inputs` and newly allocated outputs.
+  template <class Run>
+  TensorMap run_buffers(const TensorMap& inputs, Run&& run) const {
+    const Graph& g = model_.graph();
+    check_inputs(g, inputs);
+    std::vector<InputBuffer> in;
+    for (const NamedValue& i : g.inputs) {
+      const Tensor& t = inputs.at(i.name);
+      in.push_back({t.raw(), t.bytes()});
+    }
+    TensorMap result;
+    std::vector<OutputBuffer> out;
+    for (const NamedValue& o : g.outputs) {
+      Tensor& t = result.emplace(o.name, Tensor(g.type(o.value))).first->second;
+      out.push_back({t.raw(), t.bytes()});
+    }
+    run(std::span<const InputBuffer>(in), std::span<const OutputBuffer>(out));
+    return result;
+  }
+
   /// Everything one run needs; reused across runs.
   struct Context {
     Tensor arena, shared_scratch, thread_scratch;  // 64-byte aligned byte stores

@@ -131,6 +131,53 @@ inline void edge_tile(std::int64_t kc, const float* a, const float* b, float* c,
   for (std::int64_t i = 0; i < rows; ++i) std::memcpy(c + i * ldc + col_lo, tile + i * kNR + col_lo, row_bytes);
 }
 
+/// A single row of A against `P` consecutive packed panels of B: out[q*16 + j]
+/// = sum over k of a[k] * panel_q[k][j], each one fma chain over k in order
+/// (the chain the tiled path runs, so the same bits), 2P chains in flight to
+/// hide the FMA latency. No packing of A: a batch-1 product streams B once.
+template <int P>
+inline void row_panels(const float* a, const float* b, std::int64_t K, float* out) {
+#if defined(__AVX2__) && defined(__FMA__)
+  __m256 acc[2 * P];
+  for (int i = 0; i < 2 * P; ++i) acc[i] = _mm256_setzero_ps();
+  for (std::int64_t k = 0; k < K; ++k) {
+    const __m256 ak = _mm256_broadcast_ss(a + k);
+    for (int q = 0; q < P; ++q) {
+      const float* bk = b + (q * K + k) * kNR;
+      acc[2 * q] = _mm256_fmadd_ps(ak, _mm256_loadu_ps(bk), acc[2 * q]);
+      acc[2 * q + 1] = _mm256_fmadd_ps(ak, _mm256_loadu_ps(bk + 8), acc[2 * q + 1]);
+    }
+  }
+  for (int i = 0; i < 2 * P; ++i) _mm256_storeu_ps(out + i * 8, acc[i]);
+#else
+  for (int q = 0; q < P; ++q)
+    for (std::int64_t j = 0; j < kNR; ++j) {
+      float acc = 0.0f;
+      for (std::int64_t k = 0; k < K; ++k) acc = std::fma(a[k], b[(q * K + k) * kNR + j], acc);
+      out[q * kNR + j] = acc;
+    }
+#endif
+}
+
+/// C[0, n0:n1] = a · B[:, n0:n1] for one row a, four panels at a time.
+inline void gemv_row(const float* a, const float* b_data, std::int64_t K, float* c, std::int64_t n0, std::int64_t n1) {
+  constexpr int kPanels = 4;
+  alignas(kAlign) float out[kPanels * kNR];
+  const std::int64_t panel_end = panel_count(n1);
+  for (std::int64_t p = n0 / kNR; p < panel_end; p += kPanels) {
+    const std::int64_t count = std::min<std::int64_t>(kPanels, panel_end - p);
+    const float* b = b_data + p * K * kNR;
+    switch (count) {
+      case 4: row_panels<4>(a, b, K, out); break;
+      case 3: row_panels<3>(a, b, K, out); break;
+      case 2: row_panels<2>(a, b, K, out); break;
+      default: row_panels<1>(a, b, K, out); break;
+    }
+    const std::int64_t lo = std::max(n0, p * kNR), hi = std::min(n1, (p + count) * kNR);
+    std::memcpy(c + lo, out + (lo - p * kNR), static_cast<std::size_t>(hi - lo) * sizeof(float));
+  }
+}
+
 }  // namespace gemm_detail
 
 /// B [K x N] packed into panels for the micro-kernel. Owns its memory (64-byte aligned).
@@ -245,6 +292,7 @@ inline void gemm(const float* A, std::int64_t lda, PackedBView B, float* C, std:
     for (std::int64_t i = m0; i < m1; ++i) std::fill(C + i * ldc + n0, C + i * ldc + n1, 0.0f);
     return;
   }
+  if (m1 - m0 == 1) return gemv_row(A + m0 * lda, B.data, K, C + m0 * ldc, n0, n1);  // a batch-1 product
   const std::int64_t panel_begin = n0 / kNR, panel_end = panel_count(n1);
   for (std::int64_t k0 = 0; k0 < K; k0 += kKC) {
     const std::int64_t kc = std::min(kKC, K - k0);

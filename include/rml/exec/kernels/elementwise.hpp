@@ -13,21 +13,18 @@
 
 namespace rml::exec {
 
-/// f32 maths for the executor. Ops whose reference computes in double get
-/// an f32 formulation here (within 1e-5 of the reference); the rest reuse
-/// the op's own `apply`, so integer wrap-around and NaN rules are shared.
+/// f32 maths for the executor's scalar block loops. Ops whose reference computes
+/// in double get an f32 formulation here (within 1e-5 of the reference); the
+/// rest reuse the op's own `apply`, so integer wrap-around and NaN rules are
+/// shared. (exp, tanh, sigmoid and erf have vectorised blocks instead, below.)
 template <class Op>
 struct FastMath {
   template <class... T>
   static auto apply(T... x) { return Op::apply(x...); }
 };
-template <> struct FastMath<Exp> { static float apply(float x) { return std::exp(x); } };
 template <> struct FastMath<Log> { static float apply(float x) { return std::log(x); } };
 template <> struct FastMath<Sqrt> { static float apply(float x) { return std::sqrt(x); } };
 template <> struct FastMath<Rsqrt> { static float apply(float x) { return 1.0f / std::sqrt(x); } };
-template <> struct FastMath<Tanh> { static float apply(float x) { return std::tanh(x); } };
-template <> struct FastMath<Sigmoid> { static float apply(float x) { return 1.0f / (1.0f + std::exp(-x)); } };
-template <> struct FastMath<Erf> { static float apply(float x) { return simd::erf(x); } };
 template <> struct FastMath<Sin> { static float apply(float x) { return std::sin(x); } };
 template <> struct FastMath<Cos> { static float apply(float x) { return std::cos(x); } };
 template <> struct FastMath<Pow> { static float apply(float a, float b) { return std::pow(a, b); } };
@@ -71,9 +68,10 @@ void cast(const void* const* a, void* out, std::int64_t n) {
   To* y = static_cast<To*>(out);
   for (std::int64_t i = 0; i < n; ++i) y[i] = Cast::apply<To>(x[i]);
 }
-/// erf and the erf GELU, vectorised (simd_math.hpp).
-inline void erf(const void* const* a, void* out, std::int64_t n) {
-  simd::erf_block(static_cast<const float*>(a[0]), static_cast<float*>(out), n);
+/// An f32 function vectorised in simd_math.hpp (exp, tanh, sigmoid, erf, the GELUs).
+template <void (*Vectorised)(const float*, float*, std::int64_t)>
+void f32(const void* const* a, void* out, std::int64_t n) {
+  Vectorised(static_cast<const float*>(a[0]), static_cast<float*>(out), n);
 }
 
 }  // namespace block
@@ -108,10 +106,16 @@ struct BlockFor<Op> {
     return in[0].dtype == DType::f32 ? &block::compare<Op, float> : &block::compare<Op, std::int32_t>;
   }
 };
-template <>
-struct BlockFor<Erf> {
-  static BlockFn function(const Erf&, const Types&) { return &block::erf; }
+/// The transcendental ones are vectorised (simd_math.hpp states their error bounds).
+template <void (*Vectorised)(const float*, float*, std::int64_t)>
+struct VectorisedBlock {
+  template <class Op>
+  static BlockFn function(const Op&, const Types&) { return &block::f32<Vectorised>; }
 };
+template <> struct BlockFor<Exp> : VectorisedBlock<simd::exp_block> {};
+template <> struct BlockFor<Tanh> : VectorisedBlock<simd::tanh_block> {};
+template <> struct BlockFor<Sigmoid> : VectorisedBlock<simd::sigmoid_block> {};
+template <> struct BlockFor<Erf> : VectorisedBlock<simd::erf_block> {};
 template <>
 struct BlockFor<Select> {
   static BlockFn function(const Select&, const Types& in) {

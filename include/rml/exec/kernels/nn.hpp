@@ -1,5 +1,6 @@
-// The fused nn ops: softmax and layer_norm per row (sums in double), the GELU
-// block functions, and scaled dot-product attention on the packed GEMM.
+// The fused nn ops: softmax and layer_norm per row (sums in double, exp
+// vectorised), the GELU block functions, and scaled dot-product attention on
+// the packed GEMM.
 #pragma once
 
 #include <cmath>
@@ -27,12 +28,15 @@ class SoftmaxKernel final : public Kernel {
         float* out = y + o * dim_ * inner_ + i;
         float max = -std::numeric_limits<float>::infinity();
         for (std::int64_t j = 0; j < dim_; ++j) max = std::max(max, row[j * inner_]);
-        double sum = 0;
-        for (std::int64_t j = 0; j < dim_; ++j) {
-          const float v = std::exp(row[j * inner_] - max);
-          out[j * inner_] = v;
-          sum += v;
+        for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] = row[j * inner_] - max;
+        // Contiguous rows take the vectorised exp; strided ones its lane form (the same bits).
+        if (inner_ == 1) {
+          simd::exp_block(out, out, dim_);
+        } else {
+          for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] = simd::exp(out[j * inner_]);
         }
+        double sum = 0;
+        for (std::int64_t j = 0; j < dim_; ++j) sum += out[j * inner_];
         const float scale = float(1.0 / sum);
         for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] *= scale;
       }
@@ -107,26 +111,12 @@ struct KernelFor<LayerNorm> {
   }
 };
 
-/// GELU is elementwise: the erf form is vectorised (simd_math.hpp); the tanh
-/// form is a scalar loop over f32 library calls.
-inline float gelu_tanh(float x) {
-  return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
-}
-
-namespace block {
-inline void gelu_erf(const void* const* a, void* out, std::int64_t n) {
-  simd::gelu_erf_block(static_cast<const float*>(a[0]), static_cast<float*>(out), n);
-}
-inline void gelu_tanh(const void* const* a, void* out, std::int64_t n) {
-  const float* x = static_cast<const float*>(a[0]);
-  float* y = static_cast<float*>(out);
-  for (std::int64_t i = 0; i < n; ++i) y[i] = exec::gelu_tanh(x[i]);
-}
-}  // namespace block
-
+/// GELU is elementwise; both forms are vectorised (simd_math.hpp).
 template <>
 struct BlockFor<Gelu> {
-  static BlockFn function(const Gelu& op, const Types&) { return op.uses_tanh() ? &block::gelu_tanh : &block::gelu_erf; }
+  static BlockFn function(const Gelu& op, const Types&) {
+    return op.uses_tanh() ? &block::f32<simd::gelu_tanh_block> : &block::f32<simd::gelu_erf_block>;
+  }
 };
 
 // sdpa on the packed GEMM: per batch matrix, K^T and V
@@ -227,8 +217,10 @@ class SdpaKernel final : public Kernel {
       if (mask) s[j] += mask[mask_off_[b] + i * mask_row_stride_ + j * mask_col_stride_];
       max = std::max(max, s[j]);
     }
+    for (std::int64_t j = 0; j < visible; ++j) s[j] -= max;
+    simd::exp_block(s, s, visible);
     double sum = 0;
-    for (std::int64_t j = 0; j < visible; ++j) sum += s[j] = std::exp(s[j] - max);
+    for (std::int64_t j = 0; j < visible; ++j) sum += s[j];
     for (std::int64_t j = 0; j < visible; ++j) s[j] = float(s[j] / sum);
     std::fill(s + visible, s + lk_, 0.0f);
   }

@@ -1,0 +1,125 @@
+// The executor's vectorised maths (exec/simd_math.hpp) against double
+// precision: each function's error bound is stated here and checked on a dense
+// sweep; special values follow IEEE; and a block's result for an element never
+// depends on where the element sits (lanes and tails agree bit for bit). Also
+// the GEMM's single-row path (exec/gemm.hpp), which must give the tiled path's bits.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include <random>
+
+#include "rml/exec/gemm.hpp"
+#include "rml/exec/simd_math.hpp"
+
+namespace simd = rml::exec::simd;
+
+namespace {
+
+using Block = void (*)(const float*, float*, std::int64_t);
+
+double ulp_of(double reference) {
+  const float r = std::fabs(static_cast<float>(reference));
+  return r == 0.0f ? std::ldexp(1.0, -149) : std::nextafter(r, INFINITY) - r;
+}
+
+struct Errors {
+  double ulp = 0, absolute = 0;
+};
+
+/// Worst error of `block` against `reference` on `count` evenly spaced points.
+Errors sweep(Block block, const std::function<double(double)>& reference, double lo, double hi, int count = 400001) {
+  std::vector<float> x(count), y(count);
+  for (int i = 0; i < count; ++i) x[i] = static_cast<float>(lo + (hi - lo) * i / (count - 1));
+  block(x.data(), y.data(), count);
+  Errors worst;
+  for (int i = 0; i < count; ++i) {
+    const double want = reference(x[i]), error = std::fabs(static_cast<double>(y[i]) - want);
+    worst.ulp = std::max(worst.ulp, error / ulp_of(want));
+    worst.absolute = std::max(worst.absolute, error);
+  }
+  return worst;
+}
+
+double gelu_tanh_reference(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
+double gelu_erf_reference(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }
+
+}  // namespace
+
+TEST_CASE("exp is within 1 ulp over its whole finite range") {
+  CHECK(sweep(simd::exp_block, [](double x) { return std::exp(x); }, -87.3, 88.7).ulp <= 1.0);
+}
+
+TEST_CASE("tanh is within 3 ulp, sigmoid within 3 ulp down to 1e-35") {
+  CHECK(sweep(simd::tanh_block, [](double x) { return std::tanh(x); }, -12, 12).ulp <= 3.0);
+  CHECK(sweep(simd::tanh_block, [](double x) { return std::tanh(x); }, -0.6, 0.6).ulp <= 3.0);  // both branches
+  CHECK(sweep(simd::sigmoid_block, [](double x) { return 1 / (1 + std::exp(-x)); }, -80, 30).ulp <= 3.0);
+}
+
+TEST_CASE("erf is within 6 ulp; both GELUs within 2e-6 absolute") {
+  CHECK(sweep(simd::erf_block, [](double x) { return std::erf(x); }, -6, 6).ulp <= 6.0);
+  CHECK(sweep(simd::gelu_tanh_block, gelu_tanh_reference, -10, 10).absolute <= 1e-6);
+  CHECK(sweep(simd::gelu_erf_block, gelu_erf_reference, -10, 10).absolute <= 2e-6);
+}
+
+TEST_CASE("special values: NaN stays NaN, infinities and underflow follow IEEE") {
+  CHECK(std::isnan(simd::exp(NAN)));
+  CHECK(simd::exp(INFINITY) == INFINITY);
+  CHECK(simd::exp(-INFINITY) == 0.0f);
+  CHECK(simd::exp(89.0f) == INFINITY);
+  CHECK(simd::exp(-90.0f) == 0.0f);  // would be denormal: flushed
+  CHECK(simd::exp(0.0f) == 1.0f);
+  CHECK(std::isnan(simd::tanh(NAN)));
+  CHECK(simd::tanh(INFINITY) == 1.0f);
+  CHECK(simd::tanh(-INFINITY) == -1.0f);
+  CHECK(std::signbit(simd::tanh(-0.0f)));
+  CHECK(simd::sigmoid(INFINITY) == 1.0f);
+  CHECK(simd::sigmoid(-INFINITY) == 0.0f);
+  CHECK(simd::sigmoid(0.0f) == 0.5f);
+  CHECK(std::isnan(simd::gelu_tanh(NAN)));
+}
+
+TEST_CASE("an element's result does not depend on its position in a block") {
+  // Odd lengths and offsets put every element both in a vector lane and in the scalar tail.
+  std::vector<float> x(61);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = -30.0f + 0.97f * static_cast<float>(i);
+  x[5] = NAN;
+  x[17] = INFINITY;
+  x[40] = -0.0f;
+  const std::pair<Block, float (*)(float)> functions[] = {
+      {simd::exp_block, simd::exp},   {simd::tanh_block, simd::tanh},           {simd::sigmoid_block, simd::sigmoid},
+      {simd::erf_block, simd::erf},   {simd::gelu_tanh_block, simd::gelu_tanh}, {simd::gelu_erf_block, simd::gelu_erf}};
+  for (const auto& [block, lane] : functions)
+    for (std::size_t offset : {0, 1, 3, 7}) {
+      std::vector<float> y(x.size() - offset);
+      block(x.data() + offset, y.data(), static_cast<std::int64_t>(y.size()));
+      for (std::size_t i = 0; i < y.size(); ++i) CHECK(same_bits(y[i], lane(x[offset + i])));
+    }
+}
+
+TEST_CASE("a single-row product gives the tiled path's bits, for any K, N and column range") {
+  using namespace rml::exec;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (const std::int64_t k : {1, 7, 256, 300, 513})
+    for (const std::int64_t n : {1, 15, 16, 17, 64, 100, 1024}) {
+      CAPTURE(k);
+      CAPTURE(n);
+      std::vector<float> a(3 * k), b(k * n), tiled(3 * n), rows(3 * n), part(2 * n, 7.0f);
+      for (float& v : a) v = uniform(rng);
+      for (float& v : b) v = uniform(rng);
+      const PackedB packed(b.data(), k, n, n);
+      std::vector<float> scratch(gemm_scratch_bytes(k) / 4);
+      gemm(a.data(), k, view(packed), tiled.data(), n, 0, 3, 0, n, scratch.data());  // three rows: tiled
+      for (std::int64_t r = 0; r < 3; ++r) gemm(a.data(), k, view(packed), rows.data(), n, r, r + 1, 0, n, scratch.data());
+      CHECK(std::memcmp(tiled.data(), rows.data(), tiled.size() * 4) == 0);
+      const std::int64_t lo = n / 3, hi = n - n / 4;  // a column range inside one row
+      gemm(a.data(), k, view(packed), part.data(), n, 1, 2, lo, hi, scratch.data());  // row 1 only
+      for (std::int64_t j = 0; j < n; ++j) CHECK(same_bits(part[n + j], j >= lo && j < hi ? tiled[n + j] : 7.0f));
+    }
+}
