@@ -11,7 +11,7 @@ DEBIAN_PACKAGES := g++ make cmake ccache libeigen3-dev xtensor-dev nlohmann-json
                    libbenchmark-dev libflatbuffers-dev flatbuffers-compiler pybind11-dev \
                    python3-venv python3-pip graphviz
 
-.PHONY: all deps venv configure build test demo fixtures bench example-model ops-doc docs compile-time clean
+.PHONY: all deps venv configure build test demo fixtures bench bench-frameworks example-model ops-doc docs compile-time clean
 
 all: build
 
@@ -66,6 +66,13 @@ bench: configure
 	cmake -S . -B $(BUILD_DIR) -DRML_BUILD_BENCH=ON
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target rml_bench
 	$(BUILD_DIR)/bench/rml_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.2
+
+# Times every zoo model at bench size (batch 1 and 16, 1 and 2 threads) in rml (C++ and the
+# Python binding), PyTorch eager, torch.compile, jax.jit, tf.function with and without XLA and
+# ONNX Runtime, each in its own pinned worker process, in interleaved rounds; writes
+# docs/benchmarks.md and docs/images/benchmarks.png (ARGS="--quick" or see --help for subsets).
+bench-frameworks: venv build
+	$(PYTHON) bench/frameworks.py --rml $(BUILD_DIR)/rml $(ARGS)
 
 # Regenerates the shipped example model (byte-identical on every run).
 example-model: build
