@@ -123,3 +123,24 @@ TEST_CASE("a single-row product gives the tiled path's bits, for any K, N and co
       for (std::int64_t j = 0; j < n; ++j) CHECK(same_bits(part[n + j], j >= lo && j < hi ? tiled[n + j] : 7.0f));
     }
 }
+
+TEST_CASE("a left operand packed ahead gives the bits of packing it per call, for any row range") {
+  using namespace rml::exec;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (const std::int64_t m : {5, 32, 96, 150})
+    for (const std::int64_t k : {9, 144, 300}) {
+      const std::int64_t n = 196;
+      CAPTURE(m);
+      CAPTURE(k);
+      std::vector<float> a(m * k), b(k * n), per_call(m * n, 0.0f), ahead(m * n, 0.0f);
+      for (float& v : a) v = uniform(rng);
+      for (float& v : b) v = uniform(rng);
+      const PackedB packed_b(b.data(), k, n, n);
+      std::vector<float> scratch(gemm_scratch_bytes(k) / 4);
+      const std::int64_t m0 = m / 3, m1 = m;  // a row range, as a convolution's row tile
+      gemm(a.data(), k, view(packed_b), per_call.data(), n, m0, m1, 3, n - 5, scratch.data());
+      gemm(PackedA(a.data(), k, m0, m1, k), view(packed_b), ahead.data(), n, 3, n - 5);
+      CHECK(std::memcmp(per_call.data(), ahead.data(), per_call.size() * 4) == 0);
+    }
+}

@@ -180,6 +180,16 @@ inline void gemv_row(const float* a, const float* b_data, std::int64_t K, float*
 
 }  // namespace gemm_detail
 
+struct PackedBView;
+
+namespace gemm_detail {
+/// One packed A block (mc rows of k-block k0, kc deep) against B's panels
+/// covering columns [n0, n1): C rows [0, mc) of the block. Panel outer, rows
+/// inner: the B micro-panel stays in L1 while the packed A block streams from L2.
+inline void block_product(const float* packed_a, std::int64_t mc, std::int64_t kc, std::int64_t k0, const PackedBView& B,
+                          float* C, std::int64_t ldc, std::int64_t n0, std::int64_t n1);
+}  // namespace gemm_detail
+
 /// B [K x N] packed into panels for the micro-kernel. Owns its memory (64-byte aligned).
 ///
 /// Layout: ceil(N/16) column panels one after another; panel p is K rows of
@@ -243,6 +253,26 @@ struct PackedBView {
 
 inline PackedBView view(const PackedB& b) { return {b.data(), b.rows(), b.cols()}; }
 
+inline void gemm_detail::block_product(const float* packed_a, std::int64_t mc, std::int64_t kc, std::int64_t k0,
+                                       const PackedBView& B, float* C, std::int64_t ldc, std::int64_t n0, std::int64_t n1) {
+  const bool first = k0 == 0;
+  for (std::int64_t p = n0 / kNR; p < panel_count(n1); ++p) {
+    const float* b = B.data + p * B.K * kNR + k0 * kNR;
+    const std::int64_t col0 = p * kNR;
+    const std::int64_t col_lo = std::max(n0, col0) - col0, col_hi = std::min(n1, col0 + kNR) - col0;
+    const bool full_width = col_lo == 0 && col_hi == kNR;
+    for (std::int64_t r = 0; r < mc; r += kMR) {
+      const float* a = packed_a + r * kc;
+      float* c = C + r * ldc + col0;
+      const std::int64_t rows = std::min(kMR, mc - r);
+      if (full_width && rows == kMR)
+        micro_kernel(kc, a, b, c, ldc, first);
+      else
+        edge_tile(kc, a, b, c, ldc, rows, col_lo, col_hi, first);
+    }
+  }
+}
+
 /// Constant right operands packed once per plan, shared by every kernel that
 /// multiplies by the same value (an unrolled LSTM's steps all read one weight
 /// matrix: one packed copy, not one per step).
@@ -293,30 +323,63 @@ inline void gemm(const float* A, std::int64_t lda, PackedBView B, float* C, std:
     return;
   }
   if (m1 - m0 == 1) return gemv_row(A + m0 * lda, B.data, K, C + m0 * ldc, n0, n1);  // a batch-1 product
-  const std::int64_t panel_begin = n0 / kNR, panel_end = panel_count(n1);
   for (std::int64_t k0 = 0; k0 < K; k0 += kKC) {
     const std::int64_t kc = std::min(kKC, K - k0);
-    const bool first = k0 == 0;
     for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {
       const std::int64_t mc = std::min(kMC, m1 - i0);
       pack_a(A + i0 * lda + k0, lda, mc, kc, scratch);
-      // Panel outer, rows inner: the B micro-panel stays in L1 while the
-      // packed A block streams from L2.
-      for (std::int64_t p = panel_begin; p < panel_end; ++p) {
-        const float* b = B.data + p * K * kNR + k0 * kNR;
-        const std::int64_t col0 = p * kNR;
-        const std::int64_t col_lo = std::max(n0, col0) - col0, col_hi = std::min(n1, col0 + kNR) - col0;
-        const bool full_width = col_lo == 0 && col_hi == kNR;
-        for (std::int64_t r = 0; r < mc; r += kMR) {
-          const float* a = scratch + r * kc;
-          float* c = C + (i0 + r) * ldc + col0;
-          const std::int64_t rows = std::min(kMR, mc - r);
-          if (full_width && rows == kMR)
-            micro_kernel(kc, a, b, c, ldc, first);
-          else
-            edge_tile(kc, a, b, c, ldc, rows, col_lo, col_hi, first);
-        }
+      gemm_detail::block_product(scratch, mc, kc, k0, B, C + i0 * ldc, ldc, n0, n1);
+    }
+  }
+}
+
+/// A constant left operand (convolution weights) packed once, for one fixed row
+/// range [m0, m1): every (k-block, row-block) exactly as gemm() packs it per
+/// call, so gemm(PackedA, ...) computes the same bits without the packing.
+class PackedA {
+ public:
+  PackedA(const float* a, std::int64_t lda, std::int64_t m0, std::int64_t m1, std::int64_t K) : m0_(m0), m1_(m1), K_(K) {
+    using namespace gemm_detail;
+    std::size_t floats = 0;
+    for (std::int64_t k0 = 0; k0 < K; k0 += kKC)
+      for (std::int64_t i0 = m0; i0 < m1; i0 += kMC)
+        floats += static_cast<std::size_t>((std::min(kMC, m1 - i0) + kMR - 1) / kMR * kMR * std::min(kKC, K - k0));
+    data_.resize(floats);
+    float* dst = data_.data();
+    for (std::int64_t k0 = 0; k0 < K; k0 += kKC)
+      for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {
+        const std::int64_t mc = std::min(kMC, m1 - i0), kc = std::min(kKC, K - k0);
+        pack_a(a + i0 * lda + k0, lda, mc, kc, dst);
+        dst += (mc + kMR - 1) / kMR * kMR * kc;
       }
+  }
+  std::int64_t rows_begin() const { return m0_; }
+  std::int64_t rows_end() const { return m1_; }
+  std::int64_t depth() const { return K_; }
+  const float* data() const { return data_.data(); }
+  std::size_t bytes() const { return data_.size() * sizeof(float); }
+
+ private:
+  std::int64_t m0_, m1_, K_;
+  std::vector<float> data_;
+};
+
+/// C[m0:m1, n0:n1] = A · B[:, n0:n1] with A packed ahead (rows [m0, m1) of its PackedA).
+inline void gemm(const PackedA& A, PackedBView B, float* C, std::int64_t ldc, std::int64_t n0, std::int64_t n1) {
+  using namespace gemm_detail;
+  const std::int64_t m0 = A.rows_begin(), m1 = A.rows_end(), K = B.K;
+  if (m1 <= m0 || n1 <= n0) return;
+  if (K <= 0) {
+    for (std::int64_t i = m0; i < m1; ++i) std::fill(C + i * ldc + n0, C + i * ldc + n1, 0.0f);
+    return;
+  }
+  const float* a = A.data();
+  for (std::int64_t k0 = 0; k0 < K; k0 += kKC) {
+    const std::int64_t kc = std::min(kKC, K - k0);
+    for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {
+      const std::int64_t mc = std::min(kMC, m1 - i0);
+      block_product(a, mc, kc, k0, B, C + i0 * ldc, ldc, n0, n1);
+      a += (mc + kMR - 1) / kMR * kMR * kc;
     }
   }
 }

@@ -16,8 +16,11 @@ class Conv2dKernel final : public Kernel {
   static constexpr std::int64_t tile_rows = 96, tile_cols = 256;
 
   /// The epilogue group, if any, is over the output viewed as [N, O, H'*W'].
+  /// `w_constant` is the weights' data when they are a constant: then they
+  /// are packed here, once, for each group and row tile, instead of per run.
   Conv2dKernel(const Conv2d& op, ValueId x, ValueId w, std::optional<ValueId> bias, ValueId product,
-               const Shape& x_shape, const Shape& w_shape, const Shape& y_shape, std::optional<ElementwiseGroup> epilogue)
+               const Shape& x_shape, const Shape& w_shape, const Shape& y_shape, const Tensor* w_constant,
+               std::optional<ElementwiseGroup> epilogue)
       : op_(op), x_(x), w_(w), bias_(bias), product_(product), epilogue_(std::move(epilogue)) {
     batch_ = x_shape[0];
     channels_ = x_shape[1];
@@ -35,6 +38,13 @@ class Conv2dKernel final : public Kernel {
     const std::size_t cols_bytes = pointwise_ ? 0 : align_up(static_cast<std::size_t>(depth_ * pixels_) * 4);
     shared_scratch_bytes = cols_bytes + align_up(PackedB::bytes(depth_, pixels_));
     thread_scratch_bytes = align_up(gemm_scratch_bytes(depth_)) + (epilogue_ ? epilogue_->scratch_bytes() : 0);
+    if (w_constant) {
+      const std::int64_t per_group = outputs_ / op.groups;
+      for (std::int64_t g = 0; g < op.groups; ++g)
+        for (std::int64_t o0 = 0; o0 < per_group; o0 += tile_rows)
+          packed_weights_.emplace_back(w_constant->values<float>().data() + g * per_group * depth_, depth_, o0,
+                                       std::min(o0 + tile_rows, per_group), depth_);
+    }
   }
 
   ValueId target() const { return epilogue_ ? epilogue_->output() : product_; }
@@ -62,7 +72,10 @@ class Conv2dKernel final : public Kernel {
           for (std::int64_t tile = t0; tile < t1; ++tile) {
             const std::int64_t o0 = (tile / col_tiles) * tile_rows, p0 = (tile % col_tiles) * tile_cols;
             const std::int64_t o1 = std::min(o0 + tile_rows, outputs_per_group), p1 = std::min(p0 + tile_cols, pixels_);
-            gemm(weights, depth_, b, out, pixels_, o0, o1, p0, p1, ctx.scratch_of<float>(thread));
+            if (packed_weights_.empty())
+              gemm(weights, depth_, b, out, pixels_, o0, o1, p0, p1, ctx.scratch_of<float>(thread));
+            else
+              gemm(packed_weights_[g * row_tiles + o0 / tile_rows], b, out, pixels_, p0, p1);
             if (bias)
               for (std::int64_t o = o0; o < o1; ++o)
                 for (std::int64_t p = p0; p < p1; ++p) out[o * pixels_ + p] += bias[g * outputs_per_group + o];
@@ -78,6 +91,7 @@ class Conv2dKernel final : public Kernel {
   std::string describe() const override {
     std::string text = detail::concat("conv2d ", pointwise_ ? "1x1 as GEMM" : "im2col + GEMM", " (", outputs_, "x", depth_,
                                       " @ ", depth_, "x", pixels_, " per image", op_.groups > 1 ? " and group" : "", ")");
+    if (!packed_weights_.empty()) text += ", weights prepacked";
     if (bias_) text += " + bias";
     if (epilogue_) text += ", epilogue: " + epilogue_->describe();
     return text;
@@ -107,6 +121,7 @@ class Conv2dKernel final : public Kernel {
   std::optional<ValueId> bias_;
   ValueId product_;
   std::optional<ElementwiseGroup> epilogue_;
+  std::vector<PackedA> packed_weights_;  // per group, per row tile; empty when the weights are not constant
   std::int64_t batch_ = 0, channels_ = 0, height_ = 0, width_ = 0, outputs_ = 0, kh_ = 0, kw_ = 0, out_h_ = 0,
                out_w_ = 0, group_channels_ = 0, depth_ = 0, pixels_ = 0;
   bool pointwise_ = false;
@@ -172,7 +187,7 @@ struct KernelFor<Conv2d> {
     if (node.inputs.size() == 3) bias = node.inputs[2];
     return std::make_unique<Conv2dKernel>(op, node.inputs[0], node.inputs[1], bias, node.outputs[0],
                                           ctx.type(node.inputs[0]).shape, ctx.type(node.inputs[1]).shape,
-                                          ctx.output_shape(node), std::move(epilogue));
+                                          ctx.output_shape(node), ctx.constant(node.inputs[1]), std::move(epilogue));
   }
 };
 
