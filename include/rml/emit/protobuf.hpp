@@ -40,13 +40,6 @@ class Writer {
     return *this;
   }
   Writer& message(int field, const Writer& nested) { return bytes(field, nested.str()); }
-  /// A repeated int64 field, packed (the proto3 default, accepted by proto2 readers).
-  Writer& packed_int64s(int field, const std::vector<std::int64_t>& values) {
-    Writer packed;
-    for (std::int64_t v : values) packed.raw_varint(static_cast<std::uint64_t>(v));
-    return bytes(field, packed.str());
-  }
-
   const std::string& str() const { return out_; }
 
  private:
@@ -109,13 +102,6 @@ inline std::vector<Field> read_message(std::string_view data) {
     fields.push_back(field);
   }
   return fields;
-}
-
-/// The values of a packed repeated varint field.
-inline std::vector<std::int64_t> read_packed_varints(std::string_view data) {
-  std::vector<std::int64_t> values;
-  for (std::size_t at = 0; at < data.size();) values.push_back(static_cast<std::int64_t>(read_varint(data, at)));
-  return values;
 }
 
 }  // namespace rml::emit::protobuf

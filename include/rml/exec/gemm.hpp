@@ -338,7 +338,7 @@ inline void gemm(const float* A, std::int64_t lda, PackedBView B, float* C, std:
 /// call, so gemm(PackedA, ...) computes the same bits without the packing.
 class PackedA {
  public:
-  PackedA(const float* a, std::int64_t lda, std::int64_t m0, std::int64_t m1, std::int64_t K) : m0_(m0), m1_(m1), K_(K) {
+  PackedA(const float* a, std::int64_t lda, std::int64_t m0, std::int64_t m1, std::int64_t K) : m0_(m0), m1_(m1) {
     using namespace gemm_detail;
     std::size_t floats = 0;
     for (std::int64_t k0 = 0; k0 < K; k0 += kKC)
@@ -355,12 +355,10 @@ class PackedA {
   }
   std::int64_t rows_begin() const { return m0_; }
   std::int64_t rows_end() const { return m1_; }
-  std::int64_t depth() const { return K_; }
   const float* data() const { return data_.data(); }
-  std::size_t bytes() const { return data_.size() * sizeof(float); }
 
  private:
-  std::int64_t m0_, m1_, K_;
+  std::int64_t m0_, m1_;
   std::vector<float> data_;
 };
 
