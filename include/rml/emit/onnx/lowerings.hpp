@@ -186,16 +186,22 @@ struct Lowering<Onnx, TopK> {
   }
 };
 
+namespace onnx {
+/// The ONNX reduction of each rml reduction kind.
+template <class Kind> constexpr std::string_view reduction = "";
+template <> constexpr std::string_view reduction<SumKind> = "ReduceSum";
+template <> constexpr std::string_view reduction<MeanKind> = "ReduceMean";
+template <> constexpr std::string_view reduction<MaxKind> = "ReduceMax";
+template <> constexpr std::string_view reduction<MinKind> = "ReduceMin";
+}  // namespace onnx
+
 /// Reductions take their axes as an input (opset 18); rml's empty axes
 /// reduce nothing, which is ONNX's noop_with_empty_axes.
 template <class Kind>
+  requires(!onnx::reduction<Kind>.empty())
 struct Lowering<Onnx, Reduce<Kind>> {
   static void lower(onnx::Context& c, const Node& node, const Reduce<Kind>& op) {
-    static constexpr std::string_view names[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"};
-    constexpr std::size_t kind = std::is_same_v<Kind, SumKind> ? 0 : std::is_same_v<Kind, MeanKind> ? 1
-                                 : std::is_same_v<Kind, MaxKind> ? 2 : 3;
-    static_assert(kind < 3 || std::is_same_v<Kind, MinKind>, "a reduction kind without an ONNX op");
-    c.emit(names[kind], {c.input(node, 0), c.int64s(op.axes)}, node,
+    c.emit(onnx::reduction<Kind>, {c.input(node, 0), c.int64s(op.axes)}, node,
            {onnx::attribute_int("keepdims", op.keep_dims), onnx::attribute_int("noop_with_empty_axes", 1)});
   }
 };
