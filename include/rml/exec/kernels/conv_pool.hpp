@@ -143,28 +143,11 @@ class PoolKernel final : public Kernel {
         float* out = y + plane * out_h * out_w;
         for (std::int64_t oh = 0; oh < out_h; ++oh)
           for (std::int64_t ow = 0; ow < out_w; ++ow) {
-            float acc = std::is_same_v<Pool, MaxPool2d> ? -std::numeric_limits<float>::infinity() : 0.0f;
-            double sum = 0;
-            std::int64_t taps = 0;
-            for (std::int64_t i = 0; i < op_.kernel[0]; ++i) {
-              const std::int64_t ih = oh * op_.strides[0] - op_.pads[0] + i * op_.dilations[0];
-              if (ih < 0 || ih >= height) continue;
-              for (std::int64_t j = 0; j < op_.kernel[1]; ++j) {
-                const std::int64_t iw = ow * op_.strides[1] - op_.pads[1] + j * op_.dilations[1];
-                if (iw < 0 || iw >= width) continue;
-                const float v = in[ih * width + iw];
-                if constexpr (std::is_same_v<Pool, MaxPool2d>)
-                  acc = (acc != acc || v != v) ? std::numeric_limits<float>::quiet_NaN() : std::max(acc, v);
-                else
-                  sum += v;
-                ++taps;
-              }
-            }
-            if constexpr (std::is_same_v<Pool, AvgPool2d>) {
-              const std::int64_t count = op_.count_include_pad ? op_.kernel[0] * op_.kernel[1] : taps;
-              acc = float(sum / double(count));
-            }
-            out[oh * out_w + ow] = acc;
+            const std::int64_t ih0 = oh * op_.strides[0] - op_.pads[0], iw0 = ow * op_.strides[1] - op_.pads[1];
+            if constexpr (std::is_same_v<Pool, MaxPool2d>)
+              out[oh * out_w + ow] = window_max(in, ih0, iw0);
+            else
+              out[oh * out_w + ow] = window_mean(in, ih0, iw0);
           }
       }
     });
@@ -172,6 +155,55 @@ class PoolKernel final : public Kernel {
   std::string describe() const override { return std::string(Pool::name) + " (direct, one plane per task)"; }
 
  private:
+  /// The maximum of the window whose top-left tap is (ih0, iw0), padding
+  /// ignored; NaN when any tap is NaN (-inf when no tap is inside). A flag
+  /// carries the NaN instead of a branch per tap, and a window wholly inside
+  /// the plane (the common case) skips the bounds checks.
+  float window_max(const float* in, std::int64_t ih0, std::int64_t iw0) const {
+    const std::int64_t height = x_shape_[2], width = x_shape_[3];
+    const std::int64_t kh = op_.kernel[0], kw = op_.kernel[1], dh = op_.dilations[0], dw = op_.dilations[1];
+    float acc = -std::numeric_limits<float>::infinity();
+    bool nan = false;
+    auto tap = [&](float v) {
+      nan |= v != v;
+      acc = std::max(acc, v);
+    };
+    if (ih0 >= 0 && iw0 >= 0 && ih0 + (kh - 1) * dh < height && iw0 + (kw - 1) * dw < width) {
+      for (std::int64_t i = 0; i < kh; ++i)
+        for (std::int64_t j = 0; j < kw; ++j) tap(in[(ih0 + i * dh) * width + iw0 + j * dw]);
+    } else {
+      for (std::int64_t i = 0; i < kh; ++i) {
+        const std::int64_t ih = ih0 + i * dh;
+        if (ih < 0 || ih >= height) continue;
+        for (std::int64_t j = 0; j < kw; ++j) {
+          const std::int64_t iw = iw0 + j * dw;
+          if (iw >= 0 && iw < width) tap(in[ih * width + iw]);
+        }
+      }
+    }
+    return nan ? std::numeric_limits<float>::quiet_NaN() : acc;
+  }
+
+  /// The mean of the window's taps inside the plane (sum in double), over
+  /// the whole window when count_include_pad.
+  float window_mean(const float* in, std::int64_t ih0, std::int64_t iw0) const {
+    const std::int64_t height = x_shape_[2], width = x_shape_[3];
+    double sum = 0;
+    std::int64_t taps = 0;
+    for (std::int64_t i = 0; i < op_.kernel[0]; ++i) {
+      const std::int64_t ih = ih0 + i * op_.dilations[0];
+      if (ih < 0 || ih >= height) continue;
+      for (std::int64_t j = 0; j < op_.kernel[1]; ++j) {
+        const std::int64_t iw = iw0 + j * op_.dilations[1];
+        if (iw < 0 || iw >= width) continue;
+        sum += in[ih * width + iw];
+        ++taps;
+      }
+    }
+    const std::int64_t count = op_.count_include_pad ? op_.kernel[0] * op_.kernel[1] : taps;
+    return float(sum / double(count));
+  }
+
   Pool op_;
   ValueId x_, y_;
   Shape x_shape_, y_shape_;
