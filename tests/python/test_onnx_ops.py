@@ -45,6 +45,8 @@ CASES = [
     ("broadcast_to", "broadcast_to", [normal(3, 1)], {"shape": [2, 3, 4]}, 1),
     ("slice_negative_steps", "slice", [normal(5, 6, 7)],
      {"axes": [0, 2, 1], "starts": [-1, 1, 0], "ends": [-100, 6, 4], "steps": [-2, 2, 1]}, 1),
+    ("slice_huge_steps_and_empty", "slice", [normal(5, 6, 7)],
+     {"axes": [0, 1, 2], "starts": [1, -1, 3], "ends": [5, -100, 3], "steps": [2**63 - 1, -(2**63 - 1), 1]}, 1),
     ("concat", "concat", [normal(2, 3), normal(2, 1), normal(2, 2)], {"axis": -1}, 1),
     ("pad_f32", "pad", [normal(2, 3)], {"pads": [1, 0, 2, 3], "value": -1.5}, 1),
     ("pad_i32", "pad", [ints(2, 3)], {"pads": [0, 2, 1, 0], "value": 7}, 1),

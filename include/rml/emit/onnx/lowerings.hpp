@@ -139,8 +139,10 @@ struct Lowering<Onnx, BroadcastTo> {
 };
 
 /// Every axis sliced with rml's own clamped start, step and length, so ONNX's
-/// clamping rules never come into play; a negative step that runs to the
-/// front ends at INT64_MIN ("before index 0").
+/// clamping rules never come into play. The end is one past the last index
+/// taken (computed from that index, so a step near INT64_MAX cannot
+/// overflow); a negative step that runs to the front ends at INT64_MIN
+/// ("before index 0"), and an empty axis is [0, 0).
 template <>
 struct Lowering<Onnx, Slice> {
   static void lower(onnx::Context& c, const Node& node, const Slice& op) {
@@ -148,10 +150,14 @@ struct Lowering<Onnx, Slice> {
     const auto ranges = op.ranges(c.type(node.inputs[0]).shape);
     for (std::size_t axis = 0; axis < ranges.size(); ++axis) {
       const auto& r = ranges[axis];
-      const std::int64_t end = r.start + r.step * r.count;
-      starts.push_back(r.start);
-      ends.push_back(r.step < 0 && end < 0 ? INT64_MIN : end);
       axes.push_back(static_cast<std::int64_t>(axis));
+      if (r.count == 0) {
+        starts.push_back(0), ends.push_back(0), steps.push_back(1);
+        continue;
+      }
+      const std::int64_t last = r.start + r.step * (r.count - 1);  // an index inside the axis
+      starts.push_back(r.start);
+      ends.push_back(r.step > 0 ? last + 1 : (last == 0 ? INT64_MIN : last - 1));
       steps.push_back(r.step);
     }
     c.emit("Slice", {c.input(node, 0), c.int64s(starts), c.int64s(ends), c.int64s(axes), c.int64s(steps)}, node);
