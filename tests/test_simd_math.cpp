@@ -1,8 +1,10 @@
 // The executor's vectorised maths (exec/simd_math.hpp) against double
 // precision: each function's error bound is stated here and checked on a dense
 // sweep; special values follow IEEE; and a block's result for an element never
-// depends on where the element sits (lanes and tails agree bit for bit). Also
-// the GEMM's single-row path (exec/gemm.hpp), which must give the tiled path's bits.
+// depends on where the element sits (lanes and tails agree bit for bit), on
+// every instruction set this CPU runs (exec/isa.hpp), which all give the
+// portable path's bits. Also the GEMM's single-row path (exec/gemm.hpp), which
+// must give the tiled path's bits, and its kernels per instruction set.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -49,6 +51,15 @@ double gelu_erf_reference(double x) { return 0.5 * x * (1 + std::erf(x / std::sq
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }
 
+/// Every instruction set this CPU runs, portable first.
+std::vector<rml::exec::Isa> runnable_isas() {
+  using rml::exec::Isa;
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512})
+    if (isa <= rml::exec::cpu_isa()) isas.push_back(isa);
+  return isas;
+}
+
 }  // namespace
 
 TEST_CASE("exp is within 1 ulp over its whole finite range") {
@@ -84,22 +95,64 @@ TEST_CASE("special values: NaN stays NaN, infinities and underflow follow IEEE")
   CHECK(std::isnan(simd::gelu_tanh(NAN)));
 }
 
-TEST_CASE("an element's result does not depend on its position in a block") {
+TEST_CASE("an element's result depends neither on its position in a block nor on the instruction set") {
   // Odd lengths and offsets put every element both in a vector lane and in the scalar tail.
   std::vector<float> x(61);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = -30.0f + 0.97f * static_cast<float>(i);
   x[5] = NAN;
   x[17] = INFINITY;
   x[40] = -0.0f;
-  const std::pair<Block, float (*)(float)> functions[] = {
-      {simd::exp_block, simd::exp},   {simd::tanh_block, simd::tanh},           {simd::sigmoid_block, simd::sigmoid},
-      {simd::erf_block, simd::erf},   {simd::gelu_tanh_block, simd::gelu_tanh}, {simd::gelu_erf_block, simd::gelu_erf}};
-  for (const auto& [block, lane] : functions)
-    for (std::size_t offset : {0, 1, 3, 7}) {
-      std::vector<float> y(x.size() - offset);
-      block(x.data() + offset, y.data(), static_cast<std::int64_t>(y.size()));
-      for (std::size_t i = 0; i < y.size(); ++i) CHECK(same_bits(y[i], lane(x[offset + i])));
-    }
+  using simd::Function;
+  const std::pair<Function, float (*)(float)> functions[] = {
+      {Function::exp, simd::exp}, {Function::tanh, simd::tanh},           {Function::sigmoid, simd::sigmoid},
+      {Function::erf, simd::erf}, {Function::gelu_tanh, simd::gelu_tanh}, {Function::gelu_erf, simd::gelu_erf}};
+  for (const rml::exec::Isa isa : runnable_isas())
+    for (const auto& [function, lane] : functions)
+      for (std::size_t offset : {0, 1, 3, 7}) {
+        CAPTURE(rml::exec::isa_name(isa));
+        std::vector<float> y(x.size() - offset);
+        simd::apply(function, isa, x.data() + offset, y.data(), static_cast<std::int64_t>(y.size()));
+        for (std::size_t i = 0; i < y.size(); ++i) CHECK(same_bits(y[i], lane(x[offset + i])));
+      }
+}
+
+TEST_CASE("every instruction set's GEMM kernels give the portable kernels' bits") {
+  using namespace rml::exec;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (const std::int64_t m : {1, 5, 13})
+    for (const std::int64_t k : {1, 300})
+      for (const std::int64_t n : {7, 33, 100}) {
+        CAPTURE(m);
+        CAPTURE(k);
+        CAPTURE(n);
+        std::vector<float> a(m * k), b(k * n), scratch(gemm_scratch_bytes(k) / 4), portable(m * n);
+        for (float& v : a) v = uniform(rng);
+        for (float& v : b) v = uniform(rng);
+        for (const Isa isa : runnable_isas()) {
+          CAPTURE(isa_name(isa));
+          const PackedB packed(b.data(), k, n, n, isa);
+          CHECK(packed.kernels()->isa == isa);
+          std::vector<float> c(m * n);
+          gemm(a.data(), k, view(packed), c.data(), n, 0, m, 0, n, scratch.data());
+          if (isa == Isa::portable) portable = c;
+          CHECK(std::memcmp(c.data(), portable.data(), c.size() * 4) == 0);
+        }
+      }
+}
+
+TEST_CASE("RML_ISA lowers the instruction set, never raises it, and names the choices when wrong") {
+  using rml::exec::Isa;
+  using rml::exec::choose_isa;
+  CHECK(choose_isa(Isa::avx512, nullptr) == Isa::avx512);
+  CHECK(choose_isa(Isa::avx512, "") == Isa::avx512);
+  CHECK(choose_isa(Isa::avx512, "avx2") == Isa::avx2);
+  CHECK(choose_isa(Isa::avx2, "portable") == Isa::portable);
+  CHECK(choose_isa(Isa::avx2, "avx512") == Isa::avx2);
+  CHECK_THROWS_WITH_AS(choose_isa(Isa::avx2, "sse9"), "RML_ISA='sse9' is not one of portable, avx2, avx512",
+                       rml::Error);
+  if (rml::exec::cpu_isa() != Isa::avx512)
+    CHECK_THROWS_AS(rml::exec::gemm_detail::kernels(Isa::avx512), rml::Error);
 }
 
 TEST_CASE("a single-row product gives the tiled path's bits, for any K, N and column range") {

@@ -1,21 +1,20 @@
 // Vectorised f32 maths for the executor: erf, exp, tanh, sigmoid and both
 // GELUs. First erf: erf(x) is taken
 // as x * P(x^2) / Q(x^2) on x clamped to [-4, 4] (a rational minimax
-// approximation of the kind XLA and Eigen use; its error is a few ulp), eight
-// lanes at a time with AVX2/FMA. Tails and non-AVX builds run the same
-// formula lane by lane with the same operations in the same order (every
-// multiply-add an explicit fma), so an element's result never depends on
-// where it sits in a block, and results stay bit-identical for any split of
-// the work across threads.
+// approximation of the kind XLA and Eigen use; its error is a few ulp).
+// The vector forms (exec/simd_lanes.inl: 16 lanes with AVX-512, 8 with AVX2,
+// picked at run time as exec/isa.hpp says) and the scalar forms here, which
+// tails and the portable path run, take the same operations in the same order
+// (every multiply-add an explicit fma), so an element's result never depends
+// on where it sits in a block or on the instruction set, and results stay
+// bit-identical for any split of the work across threads.
 #pragma once
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#endif
+#include "rml/exec/isa.hpp"
 
 namespace rml::exec::simd {
 
@@ -44,25 +43,6 @@ inline float erf(float x) {
 
 inline float gelu_erf(float x) { return (0.5f * x) * (1.0f + simd::erf(x * 0.70710678118654752f)); }
 
-#if defined(__AVX2__) && defined(__FMA__)
-inline __m256 erf8(__m256 x) {
-  using namespace erf_detail;
-  const __m256 c = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-kClamp)), _mm256_set1_ps(kClamp));
-  const __m256 t = _mm256_mul_ps(c, c);
-  __m256 p = _mm256_set1_ps(kP[0]);
-  for (int i = 1; i < 7; ++i) p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(kP[i]));
-  __m256 q = _mm256_set1_ps(kQ[0]);
-  for (int i = 1; i < 5; ++i) q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(kQ[i]));
-  const __m256 y = _mm256_div_ps(_mm256_mul_ps(c, p), q);
-  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));  // NaN stays NaN
-}
-
-inline __m256 gelu_erf8(__m256 x) {
-  const __m256 half_x = _mm256_mul_ps(_mm256_set1_ps(0.5f), x);
-  const __m256 e = erf8(_mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f)));
-  return _mm256_mul_ps(half_x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
-}
-#endif
 
 // ---- exp, tanh, sigmoid and the tanh GELU ----
 //
@@ -139,82 +119,124 @@ inline float gelu_tanh(float x) {
   return (0.5f * x) * (1.0f + simd::tanh(inner));
 }
 
-#if defined(__AVX2__) && defined(__FMA__)
-inline __m256 exp8(__m256 x) {
-  using namespace exp_detail;
-  const __m256 c = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(kMin)), _mm256_set1_ps(kMax));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(c, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-kLn2Hi), c);
-  r = _mm256_fmadd_ps(n, _mm256_set1_ps(-kLn2Lo), r);
-  __m256 p = _mm256_set1_ps(kTaylor[0]);
-  for (int i = 1; i < 8; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kTaylor[i]));
-  const __m256i total = _mm256_cvtps_epi32(n);  // exact: n is integral
-  const __m256i half = _mm256_srai_epi32(total, 1);
-  const __m256 a = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, _mm256_set1_epi32(127)), 23));
-  const __m256 b = _mm256_castsi256_ps(
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(total, half), _mm256_set1_epi32(127)), 23));
-  __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, a), b);
-  y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, _mm256_set1_ps(kMin), _CMP_LT_OQ));
-  y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, _mm256_set1_ps(kMax), _CMP_GT_OQ));
-  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));  // NaN stays NaN
-}
+// ---- blocks: y[0:n] = f(x[0:n]) on the process's instruction set ----
 
-inline __m256 tanh8(__m256 x) {
-  using namespace tanh_detail;
-  const __m256 sign = _mm256_set1_ps(-0.0f);
-  const __m256 ax = _mm256_andnot_ps(sign, x);
-  const __m256 t = _mm256_mul_ps(ax, ax);
-  __m256 s = _mm256_set1_ps(kSeries[0]);
-  for (int i = 1; i < 7; ++i) s = _mm256_fmadd_ps(s, t, _mm256_set1_ps(kSeries[i]));
-  const __m256 small = _mm256_mul_ps(ax, s);
-  const __m256 e = exp8(_mm256_mul_ps(_mm256_set1_ps(2.0f), ax));
-  const __m256 large = _mm256_sub_ps(_mm256_set1_ps(1.0f), _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
-  const __m256 magnitude = _mm256_blendv_ps(large, small, _mm256_cmp_ps(ax, _mm256_set1_ps(kSmall), _CMP_LT_OQ));
-  const __m256 y = _mm256_or_ps(magnitude, _mm256_and_ps(sign, x));  // copysign
-  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-}
+enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh };
 
-inline __m256 sigmoid8(__m256 x) {
-  const __m256 e = exp8(_mm256_xor_ps(x, _mm256_set1_ps(-0.0f)));
-  const __m256 y = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
-  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));  // NaN stays the same NaN
-}
-
-inline __m256 gelu_tanh8(__m256 x) {
-  const __m256 cubic = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(0.044715f), x), _mm256_mul_ps(x, x), x);
-  const __m256 th = tanh8(_mm256_mul_ps(_mm256_set1_ps(0.79788456080286536f), cubic));
-  return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(_mm256_set1_ps(1.0f), th));
-}
-#endif
-
-// ---- blocks: y[0:n] = f(x[0:n]) ----
-// Eight lanes at a time where AVX2 is built in, the same formula lane by lane
-// for the rest.
-
-#if defined(__AVX2__) && defined(__FMA__)
-template <__m256 (*Vector)(__m256), float (*Lane)(float)>
-inline void map_block(const float* x, float* y, std::int64_t n) {
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, Vector(_mm256_loadu_ps(x + i)));
-  for (; i < n; ++i) y[i] = Lane(x[i]);
-}
-inline void erf_block(const float* x, float* y, std::int64_t n) { map_block<erf8, simd::erf>(x, y, n); }
-inline void gelu_erf_block(const float* x, float* y, std::int64_t n) { map_block<gelu_erf8, simd::gelu_erf>(x, y, n); }
-inline void exp_block(const float* x, float* y, std::int64_t n) { map_block<exp8, simd::exp>(x, y, n); }
-inline void tanh_block(const float* x, float* y, std::int64_t n) { map_block<tanh8, simd::tanh>(x, y, n); }
-inline void sigmoid_block(const float* x, float* y, std::int64_t n) { map_block<sigmoid8, simd::sigmoid>(x, y, n); }
-inline void gelu_tanh_block(const float* x, float* y, std::int64_t n) { map_block<gelu_tanh8, simd::gelu_tanh>(x, y, n); }
-#else
+namespace portable {
 template <float (*Lane)(float)>
 inline void map_block(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = Lane(x[i]);
 }
-inline void erf_block(const float* x, float* y, std::int64_t n) { map_block<simd::erf>(x, y, n); }
-inline void gelu_erf_block(const float* x, float* y, std::int64_t n) { map_block<simd::gelu_erf>(x, y, n); }
-inline void exp_block(const float* x, float* y, std::int64_t n) { map_block<simd::exp>(x, y, n); }
-inline void tanh_block(const float* x, float* y, std::int64_t n) { map_block<simd::tanh>(x, y, n); }
-inline void sigmoid_block(const float* x, float* y, std::int64_t n) { map_block<simd::sigmoid>(x, y, n); }
-inline void gelu_tanh_block(const float* x, float* y, std::int64_t n) { map_block<simd::gelu_tanh>(x, y, n); }
+inline void apply(Function f, const float* x, float* y, std::int64_t n) {
+  switch (f) {
+    case Function::erf: return map_block<simd::erf>(x, y, n);
+    case Function::gelu_erf: return map_block<simd::gelu_erf>(x, y, n);
+    case Function::exp: return map_block<simd::exp>(x, y, n);
+    case Function::tanh: return map_block<simd::tanh>(x, y, n);
+    case Function::sigmoid: return map_block<simd::sigmoid>(x, y, n);
+    case Function::gelu_tanh: return map_block<simd::gelu_tanh>(x, y, n);
+  }
+}
+}  // namespace portable
+
+#if RML_X86_DISPATCH
+RML_BEGIN_TARGET_AVX2
+namespace avx2 {
+struct V {
+  using T = __m256;
+  using M = __m256;  // all-ones lanes where true
+  static constexpr std::int64_t kLanes = 8;
+  static T load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+  static T set1(float v) { return _mm256_set1_ps(v); }
+  static T add(T a, T b) { return _mm256_add_ps(a, b); }
+  static T sub(T a, T b) { return _mm256_sub_ps(a, b); }
+  static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
+  static T div(T a, T b) { return _mm256_div_ps(a, b); }
+  static T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+  static T min(T a, T b) { return _mm256_min_ps(a, b); }
+  static T max(T a, T b) { return _mm256_max_ps(a, b); }
+  static T round(T a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static T neg(T a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
+  static T abs(T a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  static T copysign(T magnitude, T sign) { return _mm256_or_ps(magnitude, _mm256_and_ps(_mm256_set1_ps(-0.0f), sign)); }
+  static M less(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+  static M is_nan(T a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+  static T select(M m, T if_true, T if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
+  /// (p * 2^h) * 2^(n-h), h = n >> 1 (pow2_factors, lane-wise).
+  static T scale_by_pow2(T p, T n) {
+    const __m256i total = _mm256_cvtps_epi32(n);  // exact: n is integral
+    const __m256i half = _mm256_srai_epi32(total, 1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    const T a = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, bias), 23));
+    const T b = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(total, half), bias), 23));
+    return mul(mul(p, a), b);
+  }
+};
+#include "rml/exec/simd_lanes.inl"
+}  // namespace avx2
+RML_END_TARGET
+
+RML_BEGIN_TARGET_AVX512
+namespace avx512 {
+struct V {
+  using T = __m512;
+  using M = __mmask16;
+  static constexpr std::int64_t kLanes = 16;
+  static T load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+  static T set1(float v) { return _mm512_set1_ps(v); }
+  static T add(T a, T b) { return _mm512_add_ps(a, b); }
+  static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
+  static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
+  static T div(T a, T b) { return _mm512_div_ps(a, b); }
+  static T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+  // The zero-masked forms with every lane on are the plain instructions; GCC 12's
+  // unmasked ones start from an "undefined" register it then warns about (PR 105593).
+  static constexpr __mmask16 kAll = 0xFFFF;
+  static T min(T a, T b) { return _mm512_maskz_min_ps(kAll, a, b); }
+  static T max(T a, T b) { return _mm512_maskz_max_ps(kAll, a, b); }
+  static T round(T a) { return _mm512_maskz_roundscale_ps(kAll, a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static T neg(T a) { return _mm512_xor_ps(a, _mm512_set1_ps(-0.0f)); }
+  static T abs(T a) { return _mm512_andnot_ps(_mm512_set1_ps(-0.0f), a); }
+  static T copysign(T magnitude, T sign) { return _mm512_or_ps(magnitude, _mm512_and_ps(_mm512_set1_ps(-0.0f), sign)); }
+  static M less(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  static M is_nan(T a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
+  static T select(M m, T if_true, T if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
+  static T scale_by_pow2(T p, T n) {
+    const __m512i total = _mm512_maskz_cvtps_epi32(kAll, n);
+    const __m512i half = _mm512_maskz_srai_epi32(kAll, total, 1);
+    const __m512i bias = _mm512_set1_epi32(127);
+    const T a = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_add_epi32(half, bias), 23));
+    const T b = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_add_epi32(_mm512_sub_epi32(total, half), bias), 23));
+    return mul(mul(p, a), b);
+  }
+};
+#include "rml/exec/simd_lanes.inl"
+}  // namespace avx512
+RML_END_TARGET
+#endif  // RML_X86_DISPATCH
+
+/// y[0:n] = f(x[0:n]) with `isa`'s vectors (the CPU must run it).
+inline void apply(Function f, Isa isa, const float* x, float* y, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::apply(f, x, y, n);
+  if (isa == Isa::avx2) return avx2::apply(f, x, y, n);
 #endif
+  (void)isa;
+  portable::apply(f, x, y, n);
+}
+
+template <Function F>
+inline void block(const float* x, float* y, std::int64_t n) {
+  apply(F, active_isa(), x, y, n);
+}
+inline void erf_block(const float* x, float* y, std::int64_t n) { block<Function::erf>(x, y, n); }
+inline void gelu_erf_block(const float* x, float* y, std::int64_t n) { block<Function::gelu_erf>(x, y, n); }
+inline void exp_block(const float* x, float* y, std::int64_t n) { block<Function::exp>(x, y, n); }
+inline void tanh_block(const float* x, float* y, std::int64_t n) { block<Function::tanh>(x, y, n); }
+inline void sigmoid_block(const float* x, float* y, std::int64_t n) { block<Function::sigmoid>(x, y, n); }
+inline void gelu_tanh_block(const float* x, float* y, std::int64_t n) { block<Function::gelu_tanh>(x, y, n); }
 
 }  // namespace rml::exec::simd

@@ -1,19 +1,30 @@
-// conv2d as im2col + packed GEMM (1x1 stride-1 convolutions skip im2col),
-// with bias and a fused epilogue per output tile; pools as direct loops.
+// conv2d as a GEMM over columns packed per pixel tile, with bias and a fused
+// epilogue per output tile; pools as direct loops.
 #pragma once
 
+#include <cstring>
 #include <limits>
 #include <optional>
 
 #include "rml/exec/arena.hpp"
 #include "rml/exec/gemm.hpp"
+#include "rml/exec/kernels/conv_direct.hpp"
 #include "rml/exec/kernels/elementwise.hpp"
 
 namespace rml::exec {
 
+/// conv2d as a GEMM per image and group: weights [O/g x C/g*kh*kw] times the
+/// image's columns [C/g*kh*kw x H'*W'] (im2col). The columns are never built
+/// whole: each task takes a tile of output pixels, writes that tile's columns
+/// straight into the GEMM's packed panel layout in its own scratch (small
+/// enough to stay in L2), multiplies every row tile of the weights with it,
+/// then adds the bias and runs the epilogue on the finished tile. Each output
+/// element is still one fma chain over (c, i, j) in order, then + bias.
 class Conv2dKernel final : public Kernel {
  public:
-  static constexpr std::int64_t tile_rows = 96, tile_cols = 256;
+  static constexpr std::int64_t tile_rows = 96;
+  /// Floats of packed columns per task (256 KiB): the tile stays in L2.
+  static constexpr std::int64_t tile_floats = 64 * 1024;
 
   /// The epilogue group, if any, is over the output viewed as [N, O, H'*W'].
   /// `w_constant` is the weights' data when they are a constant: then they
@@ -34,10 +45,11 @@ class Conv2dKernel final : public Kernel {
     group_channels_ = channels_ / op.groups;
     depth_ = group_channels_ * kh_ * kw_;
     pixels_ = out_h_ * out_w_;
-    pointwise_ = kh_ == 1 && kw_ == 1 && op.strides == Ints{1, 1} && op.pads == Ints{0, 0, 0, 0};
-    const std::size_t cols_bytes = pointwise_ ? 0 : align_up(static_cast<std::size_t>(depth_ * pixels_) * 4);
-    shared_scratch_bytes = cols_bytes + align_up(PackedB::bytes(depth_, pixels_));
-    thread_scratch_bytes = align_up(gemm_scratch_bytes(depth_)) + (epilogue_ ? epilogue_->scratch_bytes() : 0);
+    nr_ = gemm_detail::kernels().nr;
+    // Pixels per task: a whole number of panels, as many as fit in tile_floats (at most 256).
+    tile_cols_ = std::clamp<std::int64_t>(tile_floats / std::max<std::int64_t>(depth_, 1) / nr_, 1, 256 / nr_) * nr_;
+    tile_offset_ = align_up(std::max(gemm_scratch_bytes(depth_), epilogue_ ? epilogue_->scratch_bytes() : 0));
+    thread_scratch_bytes = tile_offset_ + align_up(PackedB::bytes(depth_, tile_cols_));
     if (w_constant) {
       const std::int64_t per_group = outputs_ / op.groups;
       for (std::int64_t g = 0; g < op.groups; ++g)
@@ -54,43 +66,40 @@ class Conv2dKernel final : public Kernel {
     const float* w = ctx.value<const float>(w_);
     const float* bias = bias_ ? ctx.value<const float>(*bias_) : nullptr;
     float* y = ctx.value<float>(target());
-    float* cols = reinterpret_cast<float*>(ctx.shared_scratch);
-    float* packed = pointwise_ ? cols : cols + align_up(static_cast<std::size_t>(depth_ * pixels_) * 4) / 4;
-    const std::int64_t outputs_per_group = outputs_ / op_.groups;
-    for (std::int64_t n = 0; n < batch_; ++n)
-      for (std::int64_t g = 0; g < op_.groups; ++g) {
-        const float* image = x + (n * channels_ + g * group_channels_) * height_ * width_;
-        const float* columns = pointwise_ ? image : cols;
-        if (!pointwise_) im2col(ctx, image, cols);
-        PackedB::pack_into(packed, columns, depth_, pixels_, pixels_);
-        const PackedBView b{packed, depth_, pixels_};
-        const float* weights = w + g * outputs_per_group * depth_;
-        float* out = y + (n * outputs_ + g * outputs_per_group) * pixels_;
-        const std::int64_t row_tiles = (outputs_per_group + tile_rows - 1) / tile_rows;
-        const std::int64_t col_tiles = (pixels_ + tile_cols - 1) / tile_cols;
-        ctx.pool->parallel_for(row_tiles * col_tiles, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
-          for (std::int64_t tile = t0; tile < t1; ++tile) {
-            const std::int64_t o0 = (tile / col_tiles) * tile_rows, p0 = (tile % col_tiles) * tile_cols;
-            const std::int64_t o1 = std::min(o0 + tile_rows, outputs_per_group), p1 = std::min(p0 + tile_cols, pixels_);
-            if (packed_weights_.empty())
-              gemm(weights, depth_, b, out, pixels_, o0, o1, p0, p1, ctx.scratch_of<float>(thread));
-            else
-              gemm(packed_weights_[g * row_tiles + o0 / tile_rows], b, out, pixels_, p0, p1);
-            if (bias)
-              for (std::int64_t o = o0; o < o1; ++o)
-                for (std::int64_t p = p0; p < p1; ++p) out[o * pixels_ + p] += bias[g * outputs_per_group + o];
-            if (epilogue_) {
-              const std::int64_t row = n * outputs_ + g * outputs_per_group;
-              epilogue_->eval(ctx, row + o0, row + o1, p0, p1, thread);
-            }
-          }
-        });
+    const std::int64_t per_group = outputs_ / op_.groups;
+    const std::int64_t row_tiles = (per_group + tile_rows - 1) / tile_rows;
+    const std::int64_t col_tiles = (pixels_ + tile_cols_ - 1) / tile_cols_;
+    const std::int64_t tasks = batch_ * op_.groups * col_tiles;
+    ctx.pool->parallel_for(tasks, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
+      float* scratch = ctx.scratch_of<float>(thread);
+      float* columns = scratch + tile_offset_ / sizeof(float);
+      for (std::int64_t task = t0; task < t1; ++task) {
+        const std::int64_t image = task / (op_.groups * col_tiles), g = task / col_tiles % op_.groups;
+        const std::int64_t p0 = task % col_tiles * tile_cols_, p1 = std::min(p0 + tile_cols_, pixels_);
+        const float* input = x + (image * channels_ + g * group_channels_) * height_ * width_;
+        const PackedBView b{columns, depth_, p1 - p0, &gemm_detail::kernels()};
+        pack_columns(input, p0, p1, columns);
+        const std::int64_t first_row = image * outputs_ + g * per_group;  // of y viewed as [N*O, H'*W']
+        float* out = y + first_row * pixels_ + p0;
+        for (std::int64_t r = 0; r < row_tiles; ++r) {
+          const std::int64_t o0 = r * tile_rows, o1 = std::min(o0 + tile_rows, per_group);
+          if (packed_weights_.empty())
+            gemm(w + g * per_group * depth_, depth_, b, out, pixels_, o0, o1, 0, p1 - p0, scratch);
+          else
+            gemm(packed_weights_[g * row_tiles + r], b, out, pixels_, 0, p1 - p0);
+          if (bias)
+            for (std::int64_t o = o0; o < o1; ++o)
+              for (std::int64_t p = 0; p < p1 - p0; ++p) out[o * pixels_ + p] += bias[g * per_group + o];
+          if (epilogue_) epilogue_->eval(ctx, first_row + o0, first_row + o1, p0, p1, thread);
+        }
       }
+    });
   }
 
   std::string describe() const override {
-    std::string text = detail::concat("conv2d ", pointwise_ ? "1x1 as GEMM" : "im2col + GEMM", " (", outputs_, "x", depth_,
-                                      " @ ", depth_, "x", pixels_, " per image", op_.groups > 1 ? " and group" : "", ")");
+    std::string text = detail::concat("conv2d as GEMM (", outputs_ / op_.groups, "x", depth_, " @ ", depth_, "x",
+                                      pixels_, " per image", op_.groups > 1 ? " and group" : "",
+                                      ", columns packed per tile of ", tile_cols_, " pixels)");
     if (!packed_weights_.empty()) text += ", weights prepacked";
     if (bias_) text += " + bias";
     if (epilogue_) text += ", epilogue: " + epilogue_->describe();
@@ -98,22 +107,65 @@ class Conv2dKernel final : public Kernel {
   }
 
  private:
-  /// cols[(c*kh + i)*kw + j][oh*W' + ow] = the input under tap (i, j), 0 in padding.
-  void im2col(RunContext& ctx, const float* image, float* cols) const {
-    ctx.pool->parallel_for(depth_, 1, [&](std::int64_t r0, std::int64_t r1, int) {
-      for (std::int64_t r = r0; r < r1; ++r) {
-        const std::int64_t c = r / (kh_ * kw_), i = (r / kw_) % kh_, j = r % kw_;
-        const float* plane = image + c * height_ * width_;
-        float* row = cols + r * pixels_;
-        for (std::int64_t oh = 0; oh < out_h_; ++oh) {
-          const std::int64_t ih = oh * op_.strides[0] - op_.pads[0] + i * op_.dilations[0];
-          for (std::int64_t ow = 0; ow < out_w_; ++ow) {
-            const std::int64_t iw = ow * op_.strides[1] - op_.pads[1] + j * op_.dilations[1];
-            row[oh * out_w_ + ow] = (ih >= 0 && ih < height_ && iw >= 0 && iw < width_) ? plane[ih * width_ + iw] : 0.0f;
-          }
+  /// The columns of output pixels [p0, p1) in packed B layout: row
+  /// (c*kh + i)*kw + j holds, per pixel, the input under tap (i, j) of channel
+  /// c (0 in the padding); lanes past p1 in the last panel are 0. p0 is a
+  /// multiple of the panel width. Copied in runs that stay in one output row
+  /// and one panel, with no division inside the loops (they dominated).
+  void pack_columns(const float* input, std::int64_t p0, std::int64_t p1, float* dst) const {
+    const std::int64_t sh = op_.strides[0], sw = op_.strides[1];
+    const std::int64_t first_oh = p0 / out_w_, first_ow = p0 % out_w_;
+    std::int64_t c = 0, i = 0, j = 0;  // the tap of row k
+    for (std::int64_t k = 0; k < depth_; ++k) {
+      const float* plane = input + c * height_ * width_;
+      const std::int64_t column_offset = j * op_.dilations[1] - op_.pads[1];  // iw = ow * sw + column_offset
+      // Output columns ow with 0 <= ow * sw + column_offset < width: [ow_lo, ow_hi).
+      const std::int64_t ow_lo = std::clamp<std::int64_t>(ceil_div(-column_offset, sw), 0, out_w_);
+      const std::int64_t ow_hi = std::clamp<std::int64_t>(ceil_div(width_ - column_offset, sw), ow_lo, out_w_);
+      std::int64_t oh = first_oh, ow = first_ow, lane = 0;
+      float* panel = dst + k * nr_;
+      for (std::int64_t p = p0; p < p1;) {
+        const std::int64_t run = std::min({out_w_ - ow, nr_ - lane, p1 - p});
+        float* out = panel + lane;
+        const std::int64_t ih = oh * sh - op_.pads[0] + i * op_.dilations[0];
+        if (ih < 0 || ih >= height_) {
+          zero_floats(out, run);
+        } else {
+          const float* row = plane + ih * width_ + column_offset;
+          const std::int64_t lo = std::clamp(ow_lo - ow, std::int64_t{0}, run);
+          const std::int64_t hi = std::clamp(ow_hi - ow, lo, run);
+          zero_floats(out, lo);
+          if (sw == 1)
+            copy_floats(out + lo, row + ow + lo, hi - lo);
+          else
+            for (std::int64_t t = lo; t < hi; ++t) out[t] = row[(ow + t) * sw];
+          zero_floats(out + hi, run - hi);
         }
+        p += run;
+        ow += run;
+        if (ow == out_w_) ow = 0, ++oh;
+        lane += run;
+        if (lane == nr_) lane = 0, panel += depth_ * nr_;
       }
-    });
+      for (std::int64_t t = lane; lane && t < nr_; ++t) panel[t] = 0.0f;  // the last panel's lanes past p1
+      if (++j == kw_) j = 0, ++i;
+      if (i == kh_) i = 0, ++c;
+    }
+  }
+
+  static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+  // Short copies in fixed 32-byte steps, which compilers emit as vector moves
+  // (a loop or a memcpy of variable length was a scalar loop or a call per run).
+  static void copy_floats(float* dst, const float* src, std::int64_t n) {
+    std::int64_t t = 0;
+    for (; t + 8 <= n; t += 8) std::memcpy(dst + t, src + t, 8 * sizeof(float));
+    for (; t < n; ++t) dst[t] = src[t];
+  }
+  static void zero_floats(float* dst, std::int64_t n) {
+    std::int64_t t = 0;
+    for (; t + 8 <= n; t += 8) std::memset(dst + t, 0, 8 * sizeof(float));
+    for (; t < n; ++t) dst[t] = 0.0f;
   }
 
   Conv2d op_;
@@ -124,7 +176,8 @@ class Conv2dKernel final : public Kernel {
   std::vector<PackedA> packed_weights_;  // per group, per row tile; empty when the weights are not constant
   std::int64_t batch_ = 0, channels_ = 0, height_ = 0, width_ = 0, outputs_ = 0, kh_ = 0, kw_ = 0, out_h_ = 0,
                out_w_ = 0, group_channels_ = 0, depth_ = 0, pixels_ = 0;
-  bool pointwise_ = false;
+  std::int64_t nr_ = 0, tile_cols_ = 0;
+  std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its packed columns go
 };
 
 /// max_pool2d / avg_pool2d, one plane per task.
@@ -209,7 +262,8 @@ class PoolKernel final : public Kernel {
   Shape x_shape_, y_shape_;
 };
 
-/// conv2d, optionally with a fused epilogue group over the output viewed as
+/// conv2d (direct when the stride is 1 and the weights constant, else over
+/// packed columns), optionally with a fused epilogue group over the output viewed as
 /// [N, O, H'*W'] (exec/fusion.hpp decides when).
 template <>
 struct KernelFor<Conv2d> {
@@ -217,9 +271,14 @@ struct KernelFor<Conv2d> {
                                       std::optional<ElementwiseGroup> epilogue = std::nullopt) {
     std::optional<ValueId> bias;
     if (node.inputs.size() == 3) bias = node.inputs[2];
+    const Tensor* w_constant = ctx.constant(node.inputs[1]);
+    if (DirectConv2dKernel::applies(op, w_constant))
+      return std::make_unique<DirectConv2dKernel>(op, node.inputs[0], bias, node.outputs[0], ctx.type(node.inputs[0]).shape,
+                                                  ctx.type(node.inputs[1]).shape, ctx.output_shape(node), *w_constant,
+                                                  std::move(epilogue));
     return std::make_unique<Conv2dKernel>(op, node.inputs[0], node.inputs[1], bias, node.outputs[0],
                                           ctx.type(node.inputs[0]).shape, ctx.type(node.inputs[1]).shape,
-                                          ctx.output_shape(node), ctx.constant(node.inputs[1]), std::move(epilogue));
+                                          ctx.output_shape(node), w_constant, std::move(epilogue));
   }
 };
 

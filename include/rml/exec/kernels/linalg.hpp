@@ -81,7 +81,8 @@ class MatMulKernel final : public Kernel {
       });
     }
     auto packed_b = [&](std::int64_t batch_b) {
-      return packed_ ? view((*packed_)[batch_b]) : PackedBView{runtime_packed + batch_b * packed_stride, k_, n_};
+      return packed_ ? view((*packed_)[batch_b])
+                     : PackedBView{runtime_packed + batch_b * packed_stride, k_, n_, &gemm_detail::kernels()};
     };
     const std::int64_t row_tiles = (m_ + tile_rows - 1) / tile_rows, col_tiles = (n_ + tile_cols - 1) / tile_cols;
     const std::int64_t per_batch = row_tiles * col_tiles;

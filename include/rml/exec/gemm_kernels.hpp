@@ -1,0 +1,246 @@
+// The GEMM's inner loops, one set per instruction set (exec/isa.hpp), and the
+// packed-B panel width each set is written for.
+//
+// micro: a kMR x nr tile of C, continuing (or starting, when `first`) the
+//        running sums over kc steps of packed A (kc x kMR) and packed B (kc x nr).
+// row:   one row of A against `panels` consecutive packed B panels (1..4),
+//        without packing A: the batch-1 product (a recurrent step, a GEMV).
+//
+// Every set computes each C element as the same fma chain over k in order,
+// so all of them give the same bits (only the lanes per instruction differ).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "rml/exec/isa.hpp"
+
+namespace rml::exec::gemm_detail {
+
+// Loops over registers must be unrolled whole, or GCC at -O2 keeps the
+// accumulator arrays in memory (measured 2x slower).
+#define RML_UNROLL _Pragma("GCC unroll 16")
+
+/// Rows of A per micro-tile, for every instruction set (so packed A has one layout).
+inline constexpr std::int64_t kMR = 6;
+/// The widest packed B panel of any set (edge tiles are staged in a buffer this wide).
+inline constexpr std::int64_t kMaxNR = 32;
+/// The most panels `row` takes at once.
+inline constexpr int kRowPanels = 4;
+
+struct Kernels {
+  Isa isa;
+  std::int64_t nr;  // columns per packed B panel
+  void (*micro)(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, bool first);
+  /// The same tile with B row k read from b + offsets[k] (nr floats there):
+  /// a convolution's taps read straight from its zero-padded input.
+  void (*micro_gathered)(std::int64_t kc, const float* a, const float* b, const std::int64_t* offsets, float* c,
+                         std::int64_t ldc, bool first);
+  void (*row)(const float* a, const float* b, std::int64_t K, int panels, float* out);
+};
+
+/// Where a micro-kernel finds row k of its B panel.
+template <std::int64_t NR>
+struct PackedRows {  // one after another
+  const float* b;
+  const float* operator()(std::int64_t k) const { return b + k * NR; }
+};
+struct GatheredRows {  // anywhere
+  const float* b;
+  const std::int64_t* offsets;
+  const float* operator()(std::int64_t k) const { return b + offsets[k]; }
+};
+
+/// The two entry points of a micro-kernel written once over its B rows.
+template <template <class> class Micro, std::int64_t NR>
+struct MicroEntries {
+  static void packed(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, bool first) {
+    Micro<PackedRows<NR>>::run(kc, a, PackedRows<NR>{b}, c, ldc, first);
+  }
+  static void gathered(std::int64_t kc, const float* a, const float* b, const std::int64_t* offsets, float* c,
+                       std::int64_t ldc, bool first) {
+    Micro<GatheredRows>::run(kc, a, GatheredRows{b, offsets}, c, ldc, first);
+  }
+};
+
+// ---- portable: 6 x 16, std::fma per element ----
+
+template <class Rows>
+struct MicroPortable {
+  static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+    constexpr std::int64_t nr = 16;
+    float acc[kMR][nr];
+    for (std::int64_t i = 0; i < kMR; ++i)
+      for (std::int64_t j = 0; j < nr; ++j) acc[i][j] = first ? 0.0f : c[i * ldc + j];
+    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+      const float* b = rows(k);
+      for (std::int64_t i = 0; i < kMR; ++i)
+        for (std::int64_t j = 0; j < nr; ++j) acc[i][j] = std::fma(a[i], b[j], acc[i][j]);
+    }
+    for (std::int64_t i = 0; i < kMR; ++i)
+      for (std::int64_t j = 0; j < nr; ++j) c[i * ldc + j] = acc[i][j];
+  }
+};
+
+inline void row_portable(const float* a, const float* b, std::int64_t K, int panels, float* out) {
+  constexpr std::int64_t nr = 16;
+  RML_UNROLL
+  for (int q = 0; q < panels; ++q)
+    for (std::int64_t j = 0; j < nr; ++j) {
+      float acc = 0.0f;
+      for (std::int64_t k = 0; k < K; ++k) acc = std::fma(a[k], b[(q * K + k) * nr + j], acc);
+      out[q * nr + j] = acc;
+    }
+}
+
+#if RML_X86_DISPATCH
+
+// ---- AVX2 + FMA: 6 x 16, twelve ymm accumulators ----
+
+template <class Rows>
+struct MicroAvx2 {
+RML_TARGET_AVX2 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+  // Written out: with 15 of the 16 ymm registers live, an array of
+  // accumulators lets GCC spill some of them to the stack (measured 1.8x slower).
+  __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+  if (first) {
+    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
+  } else {
+    c00 = _mm256_loadu_ps(c + 0 * ldc), c01 = _mm256_loadu_ps(c + 0 * ldc + 8);
+    c10 = _mm256_loadu_ps(c + 1 * ldc), c11 = _mm256_loadu_ps(c + 1 * ldc + 8);
+    c20 = _mm256_loadu_ps(c + 2 * ldc), c21 = _mm256_loadu_ps(c + 2 * ldc + 8);
+    c30 = _mm256_loadu_ps(c + 3 * ldc), c31 = _mm256_loadu_ps(c + 3 * ldc + 8);
+    c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);
+    c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);
+  }
+  for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+    const float* b = rows(k);
+    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+    __m256 ai = _mm256_broadcast_ss(a + 0);
+    c00 = _mm256_fmadd_ps(ai, b0, c00), c01 = _mm256_fmadd_ps(ai, b1, c01);
+    ai = _mm256_broadcast_ss(a + 1);
+    c10 = _mm256_fmadd_ps(ai, b0, c10), c11 = _mm256_fmadd_ps(ai, b1, c11);
+    ai = _mm256_broadcast_ss(a + 2);
+    c20 = _mm256_fmadd_ps(ai, b0, c20), c21 = _mm256_fmadd_ps(ai, b1, c21);
+    ai = _mm256_broadcast_ss(a + 3);
+    c30 = _mm256_fmadd_ps(ai, b0, c30), c31 = _mm256_fmadd_ps(ai, b1, c31);
+    ai = _mm256_broadcast_ss(a + 4);
+    c40 = _mm256_fmadd_ps(ai, b0, c40), c41 = _mm256_fmadd_ps(ai, b1, c41);
+    ai = _mm256_broadcast_ss(a + 5);
+    c50 = _mm256_fmadd_ps(ai, b0, c50), c51 = _mm256_fmadd_ps(ai, b1, c51);
+  }
+  _mm256_storeu_ps(c + 0 * ldc, c00), _mm256_storeu_ps(c + 0 * ldc + 8, c01);
+  _mm256_storeu_ps(c + 1 * ldc, c10), _mm256_storeu_ps(c + 1 * ldc + 8, c11);
+  _mm256_storeu_ps(c + 2 * ldc, c20), _mm256_storeu_ps(c + 2 * ldc + 8, c21);
+  _mm256_storeu_ps(c + 3 * ldc, c30), _mm256_storeu_ps(c + 3 * ldc + 8, c31);
+  _mm256_storeu_ps(c + 4 * ldc, c40), _mm256_storeu_ps(c + 4 * ldc + 8, c41);
+  _mm256_storeu_ps(c + 5 * ldc, c50), _mm256_storeu_ps(c + 5 * ldc + 8, c51);
+}
+};
+
+/// P panels, 2P fma chains in flight to hide the FMA latency.
+template <int P>
+RML_TARGET_AVX2 inline void row_avx2_panels(const float* a, const float* b, std::int64_t K, float* out) {
+  __m256 acc[2 * P];
+  RML_UNROLL
+  for (int i = 0; i < 2 * P; ++i) acc[i] = _mm256_setzero_ps();
+  for (std::int64_t k = 0; k < K; ++k) {
+    const __m256 ak = _mm256_broadcast_ss(a + k);
+    RML_UNROLL
+    for (int q = 0; q < P; ++q) {
+      const float* bk = b + (q * K + k) * 16;
+      acc[2 * q] = _mm256_fmadd_ps(ak, _mm256_loadu_ps(bk), acc[2 * q]);
+      acc[2 * q + 1] = _mm256_fmadd_ps(ak, _mm256_loadu_ps(bk + 8), acc[2 * q + 1]);
+    }
+  }
+  RML_UNROLL
+  for (int i = 0; i < 2 * P; ++i) _mm256_storeu_ps(out + i * 8, acc[i]);
+}
+
+RML_TARGET_AVX2 inline void row_avx2(const float* a, const float* b, std::int64_t K, int panels, float* out) {
+  switch (panels) {
+    case 4: return row_avx2_panels<4>(a, b, K, out);
+    case 3: return row_avx2_panels<3>(a, b, K, out);
+    case 2: return row_avx2_panels<2>(a, b, K, out);
+    default: return row_avx2_panels<1>(a, b, K, out);
+  }
+}
+
+// ---- AVX-512: 6 x 32, twelve zmm accumulators (B panels twice as wide) ----
+
+template <class Rows>
+struct MicroAvx512 {
+RML_TARGET_AVX512 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+  __m512 acc[kMR][2];
+  RML_UNROLL
+  for (int i = 0; i < kMR; ++i)
+    RML_UNROLL
+    for (int h = 0; h < 2; ++h) acc[i][h] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + i * ldc + 16 * h);
+  for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+    const float* b = rows(k);
+    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    RML_UNROLL
+    for (int i = 0; i < kMR; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    }
+  }
+  RML_UNROLL
+  for (int i = 0; i < kMR; ++i)
+    RML_UNROLL
+    for (int h = 0; h < 2; ++h) _mm512_storeu_ps(c + i * ldc + 16 * h, acc[i][h]);
+}
+};
+
+template <int P>
+RML_TARGET_AVX512 inline void row_avx512_panels(const float* a, const float* b, std::int64_t K, float* out) {
+  __m512 acc[2 * P];
+  RML_UNROLL
+  for (int i = 0; i < 2 * P; ++i) acc[i] = _mm512_setzero_ps();
+  for (std::int64_t k = 0; k < K; ++k) {
+    const __m512 ak = _mm512_set1_ps(a[k]);
+    RML_UNROLL
+    for (int q = 0; q < P; ++q) {
+      const float* bk = b + (q * K + k) * 32;
+      acc[2 * q] = _mm512_fmadd_ps(ak, _mm512_loadu_ps(bk), acc[2 * q]);
+      acc[2 * q + 1] = _mm512_fmadd_ps(ak, _mm512_loadu_ps(bk + 16), acc[2 * q + 1]);
+    }
+  }
+  RML_UNROLL
+  for (int i = 0; i < 2 * P; ++i) _mm512_storeu_ps(out + i * 16, acc[i]);
+}
+
+RML_TARGET_AVX512 inline void row_avx512(const float* a, const float* b, std::int64_t K, int panels, float* out) {
+  switch (panels) {
+    case 4: return row_avx512_panels<4>(a, b, K, out);
+    case 3: return row_avx512_panels<3>(a, b, K, out);
+    case 2: return row_avx512_panels<2>(a, b, K, out);
+    default: return row_avx512_panels<1>(a, b, K, out);
+  }
+}
+
+#endif  // RML_X86_DISPATCH
+
+/// The kernel set for `isa` (the portable one where this build has no other).
+/// Asking for more than the CPU runs is an error, not an illegal instruction later.
+inline const Kernels& kernels(Isa isa) {
+  if (isa > cpu_isa()) fail("this CPU cannot run the ", isa_name(isa), " kernels");
+  static constexpr Kernels portable{Isa::portable, 16, MicroEntries<MicroPortable, 16>::packed,
+                                    MicroEntries<MicroPortable, 16>::gathered, row_portable};
+#if RML_X86_DISPATCH
+  static constexpr Kernels avx2{Isa::avx2, 16, MicroEntries<MicroAvx2, 16>::packed,
+                                MicroEntries<MicroAvx2, 16>::gathered, row_avx2};
+  static constexpr Kernels avx512{Isa::avx512, 32, MicroEntries<MicroAvx512, 32>::packed,
+                                  MicroEntries<MicroAvx512, 32>::gathered, row_avx512};
+  if (isa == Isa::avx512) return avx512;
+  if (isa == Isa::avx2) return avx2;
+#endif
+  (void)isa;
+  return portable;
+}
+
+/// The set this process runs (exec/isa.hpp: active_isa()).
+inline const Kernels& kernels() { return kernels(active_isa()); }
+
+}  // namespace rml::exec::gemm_detail

@@ -1,0 +1,182 @@
+// Stride-1 conv2d with constant weights, without im2col.
+//
+// The input is copied once per run into a zero-padded image [C/g, Hp, Wp].
+// On that image, output pixel (oh, ow) under tap (c, i, j) reads element
+// c*Hp*Wp + (oh + i*dh)*Wp + ow + j*dw: for a fixed tap, consecutive
+// "virtual pixels" v = oh*Wp + ow read consecutive floats, across output rows
+// too. So the GEMM micro-kernel reads its B rows straight from the padded
+// image at per-tap offsets (gemm_detail::Kernels::micro_gathered): no column
+// matrix is built or packed. Virtual pixels with ow >= W' (the Wp - W' columns
+// where a window would run off the row) are computed and dropped when a tile
+// is copied out, so the waste is (kw-1)*dw of every Wp columns.
+//
+// Each output element is the same fma chain over (c, i, j) in order, then
+// + bias, as the im2col path computes: the two give the same bits.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "rml/exec/arena.hpp"
+#include "rml/exec/gemm.hpp"
+#include "rml/exec/kernels/elementwise.hpp"
+
+namespace rml::exec {
+
+class DirectConv2dKernel final : public Kernel {
+ public:
+  /// Floats of a task's output tile (rows x virtual pixels, 128 KiB): it stays in L2.
+  static constexpr std::int64_t tile_floats = 32 * 1024;
+
+  static bool applies(const Conv2d& op, const Tensor* w_constant) { return w_constant && op.strides == Ints{1, 1}; }
+
+  /// The epilogue group, if any, is over the output viewed as [N, O, H'*W'].
+  DirectConv2dKernel(const Conv2d& op, ValueId x, std::optional<ValueId> bias, ValueId product, const Shape& x_shape,
+                     const Shape& w_shape, const Shape& y_shape, const Tensor& w,
+                     std::optional<ElementwiseGroup> epilogue)
+      : op_(op), x_(x), bias_(bias), product_(product), epilogue_(std::move(epilogue)) {
+    using gemm_detail::kKC;
+    using gemm_detail::kMR;
+    batch_ = x_shape[0];
+    channels_ = x_shape[1] / op.groups;
+    height_ = x_shape[2];
+    width_ = x_shape[3];
+    outputs_ = w_shape[0] / op.groups;
+    out_h_ = y_shape[2];
+    out_w_ = y_shape[3];
+    padded_h_ = height_ + op.pads[0] + op.pads[2];
+    padded_w_ = width_ + op.pads[1] + op.pads[3];
+    const std::int64_t kh = w_shape[2], kw = w_shape[3];
+    depth_ = channels_ * kh * kw;
+    virtual_pixels_ = out_h_ * padded_w_;
+    nr_ = gemm_detail::kernels().nr;
+    // The last panel may read up to nr floats past the image: they are zero.
+    image_floats_ = channels_ * padded_h_ * padded_w_ + nr_;
+    shared_scratch_bytes = align_up(static_cast<std::size_t>(batch_ * op.groups * image_floats_) * sizeof(float));
+    for (std::int64_t c = 0; c < channels_; ++c)
+      for (std::int64_t i = 0; i < kh; ++i)
+        for (std::int64_t j = 0; j < kw; ++j)
+          offsets_.push_back((c * padded_h_ + i * op.dilations[0]) * padded_w_ + j * op.dilations[1]);
+    // Weights: per group, per k-block, kMR-row micro-panels (rows past O/g zero).
+    padded_rows_ = (outputs_ + kMR - 1) / kMR * kMR;
+    packed_weights_.resize(static_cast<std::size_t>(op.groups * padded_rows_ * depth_));
+    float* dst = packed_weights_.data();
+    for (std::int64_t g = 0; g < op.groups; ++g)
+      for (std::int64_t k0 = 0; k0 < depth_; k0 += kKC) {
+        const std::int64_t kc = std::min(kKC, depth_ - k0);
+        gemm_detail::pack_a(w.values<float>().data() + g * outputs_ * depth_ + k0, depth_, outputs_, kc, dst);
+        dst += padded_rows_ * kc;
+      }
+    tile_cols_ = std::clamp<std::int64_t>(tile_floats / std::max(padded_rows_, kMR) / nr_, 1, 1024 / nr_) * nr_;
+    tile_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
+    thread_scratch_bytes = tile_offset_ + align_up(static_cast<std::size_t>(padded_rows_ * tile_cols_) * sizeof(float));
+  }
+
+  ValueId target() const { return epilogue_ ? epilogue_->output() : product_; }
+
+  void run(RunContext& ctx) const override {
+    const float* x = ctx.value<const float>(x_);
+    const float* bias = bias_ ? ctx.value<const float>(*bias_) : nullptr;
+    float* images = reinterpret_cast<float*>(ctx.shared_scratch);
+    const std::int64_t groups = op_.groups;
+    ctx.pool->parallel_for(batch_ * groups, 1, [&](std::int64_t i0, std::int64_t i1, int) {
+      for (std::int64_t i = i0; i < i1; ++i)
+        pad_image(x + i * channels_ * height_ * width_, images + i * image_floats_);
+    });
+    const std::int64_t tiles = (virtual_pixels_ + tile_cols_ - 1) / tile_cols_;
+    ctx.pool->parallel_for(batch_ * groups * tiles, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
+      float* tile = ctx.scratch_of<float>(thread) + tile_offset_ / sizeof(float);
+      for (std::int64_t task = t0; task < t1; ++task) {
+        const std::int64_t image = task / tiles, v0 = task % tiles * tile_cols_;  // image: n * groups + g
+        const std::int64_t v1 = std::min(v0 + tile_cols_, virtual_pixels_);
+        multiply(images + image * image_floats_ + v0, image % groups, (v1 - v0 + nr_ - 1) / nr_, tile);
+        store(ctx, tile, image, v0, v1, bias, thread);
+      }
+    });
+  }
+
+  std::string describe() const override {
+    std::string text = detail::concat("conv2d direct (", outputs_, "x", depth_, " @ ", depth_, "x", virtual_pixels_,
+                                      " read in place from the padded image", op_.groups > 1 ? ", per group" : "",
+                                      "), weights prepacked");
+    if (bias_) text += " + bias";
+    if (epilogue_) text += ", epilogue: " + epilogue_->describe();
+    return text;
+  }
+
+ private:
+  /// Copies one image's C/g planes into the zero-padded layout (and zeroes the slack).
+  void pad_image(const float* input, float* padded) const {
+    const std::int64_t top = op_.pads[0], left = op_.pads[1];
+    std::fill_n(padded, image_floats_, 0.0f);
+    for (std::int64_t c = 0; c < channels_; ++c)
+      for (std::int64_t h = 0; h < height_; ++h)
+        std::memcpy(padded + (c * padded_h_ + top + h) * padded_w_ + left, input + (c * height_ + h) * width_,
+                    static_cast<std::size_t>(width_) * sizeof(float));
+  }
+
+  /// tile[r][v] = sum over k of w[g][r][k] * image[offsets[k] + v] for the
+  /// tile's `panels` panels of virtual pixels, k-block by k-block.
+  void multiply(const float* image, std::int64_t g, std::int64_t panels, float* tile) const {
+    using gemm_detail::kKC;
+    using gemm_detail::kMR;
+    const gemm_detail::Kernels& kernels = gemm_detail::kernels();
+    const float* a = packed_weights_.data() + g * padded_rows_ * depth_;
+    for (std::int64_t k0 = 0; k0 < depth_; k0 += kKC) {
+      const std::int64_t kc = std::min(kKC, depth_ - k0);
+      for (std::int64_t q = 0; q < panels; ++q)
+        for (std::int64_t r = 0; r < padded_rows_; r += kMR)
+          kernels.micro_gathered(kc, a + r * kc, image + q * nr_, offsets_.data() + k0, tile + r * tile_cols_ + q * nr_,
+                                 tile_cols_, k0 == 0);
+      a += padded_rows_ * kc;
+    }
+  }
+
+  /// Copies the tile's real pixels (ow < W') to the output, adding the bias,
+  /// then runs the epilogue over them (one contiguous range of output pixels).
+  void store(const RunContext& ctx, const float* tile, std::int64_t image, std::int64_t v0, std::int64_t v1,
+             const float* bias, int thread) const {
+    const std::int64_t pixels = out_h_ * out_w_, g = image % op_.groups;
+    const std::int64_t first_row = image * outputs_;  // of y viewed as [N*O, H'*W']: (n*groups + g) * O/g
+    float* y = ctx.value<float>(target()) + first_row * pixels;
+    std::int64_t p_lo = -1, p_hi = 0;
+    for (std::int64_t v = v0; v < v1;) {
+      const std::int64_t oh = v / padded_w_, ow = v % padded_w_;
+      const std::int64_t run_end = std::min(v1, (oh + 1) * padded_w_);  // this output row's part of the tile
+      const std::int64_t count = std::min(run_end - v, std::max<std::int64_t>(out_w_ - ow, 0));
+      if (count > 0) {
+        const std::int64_t p = oh * out_w_ + ow;
+        if (p_lo < 0) p_lo = p;
+        p_hi = p + count;
+        for (std::int64_t o = 0; o < outputs_; ++o) {
+          const float* src = tile + o * tile_cols_ + (v - v0);
+          float* dst = y + o * pixels + p;
+          if (bias) {
+            const float b = bias[g * outputs_ + o];
+            for (std::int64_t t = 0; t < count; ++t) dst[t] = src[t] + b;
+          } else {
+            std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+          }
+        }
+      }
+      v = run_end;
+    }
+    if (epilogue_ && p_lo >= 0) epilogue_->eval(ctx, first_row, first_row + outputs_, p_lo, p_hi, thread);
+  }
+
+  Conv2d op_;
+  ValueId x_;
+  std::optional<ValueId> bias_;
+  ValueId product_;
+  std::optional<ElementwiseGroup> epilogue_;
+  std::vector<float> packed_weights_;    // per group, per k-block, kMR-row panels
+  std::vector<std::int64_t> offsets_;    // per tap (c, i, j): where its row starts in a padded image
+  std::int64_t batch_ = 0, channels_ = 0, height_ = 0, width_ = 0, outputs_ = 0, out_h_ = 0, out_w_ = 0;
+  std::int64_t padded_h_ = 0, padded_w_ = 0, depth_ = 0, virtual_pixels_ = 0, padded_rows_ = 0;
+  std::int64_t nr_ = 0, tile_cols_ = 0, image_floats_ = 0;
+  std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its output tile goes
+};
+
+}  // namespace rml::exec

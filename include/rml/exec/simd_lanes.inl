@@ -1,0 +1,79 @@
+// The vector forms of simd_math.hpp's functions, written once against a
+// vector type `V` and included by simd_math.hpp once per instruction set,
+// inside that set's namespace and target region (so there is no include
+// guard). V provides T (the register), M (a lane mask), kLanes, and the
+// operations below; every formula is the scalar one in simd_math.hpp, step
+// for step, so each lane gives the scalar result's bits.
+
+inline V::T erf_v(V::T x) {
+  using namespace erf_detail;
+  const V::T c = V::min(V::max(x, V::set1(-kClamp)), V::set1(kClamp));
+  const V::T t = V::mul(c, c);
+  V::T p = V::set1(kP[0]);
+  for (int i = 1; i < 7; ++i) p = V::fma(p, t, V::set1(kP[i]));
+  V::T q = V::set1(kQ[0]);
+  for (int i = 1; i < 5; ++i) q = V::fma(q, t, V::set1(kQ[i]));
+  return V::select(V::is_nan(x), x, V::div(V::mul(c, p), q));  // NaN stays NaN
+}
+
+inline V::T gelu_erf_v(V::T x) {
+  const V::T e = erf_v(V::mul(x, V::set1(0.70710678118654752f)));
+  return V::mul(V::mul(V::set1(0.5f), x), V::add(V::set1(1.0f), e));
+}
+
+inline V::T exp_v(V::T x) {
+  using namespace exp_detail;
+  const V::T c = V::min(V::max(x, V::set1(kMin)), V::set1(kMax));
+  const V::T n = V::round(V::mul(c, V::set1(kLog2e)));
+  V::T r = V::fma(n, V::set1(-kLn2Hi), c);
+  r = V::fma(n, V::set1(-kLn2Lo), r);
+  V::T p = V::set1(kTaylor[0]);
+  for (int i = 1; i < 8; ++i) p = V::fma(p, r, V::set1(kTaylor[i]));
+  V::T y = V::scale_by_pow2(p, n);
+  y = V::select(V::less(x, V::set1(kMin)), V::set1(0.0f), y);
+  y = V::select(V::less(V::set1(kMax), x), V::set1(INFINITY), y);
+  return V::select(V::is_nan(x), x, y);
+}
+
+inline V::T tanh_v(V::T x) {
+  using namespace tanh_detail;
+  const V::T ax = V::abs(x);
+  const V::T t = V::mul(ax, ax);
+  V::T s = V::set1(kSeries[0]);
+  for (int i = 1; i < 7; ++i) s = V::fma(s, t, V::set1(kSeries[i]));
+  const V::T small = V::mul(ax, s);
+  const V::T e = exp_v(V::mul(V::set1(2.0f), ax));
+  const V::T large = V::sub(V::set1(1.0f), V::div(V::set1(2.0f), V::add(e, V::set1(1.0f))));
+  const V::T magnitude = V::select(V::less(ax, V::set1(kSmall)), small, large);
+  return V::select(V::is_nan(x), x, V::copysign(magnitude, x));
+}
+
+inline V::T sigmoid_v(V::T x) {
+  const V::T e = exp_v(V::neg(x));
+  return V::select(V::is_nan(x), x, V::div(V::set1(1.0f), V::add(V::set1(1.0f), e)));
+}
+
+inline V::T gelu_tanh_v(V::T x) {
+  const V::T cubic = V::fma(V::mul(V::set1(0.044715f), x), V::mul(x, x), x);
+  const V::T th = tanh_v(V::mul(V::set1(0.79788456080286536f), cubic));
+  return V::mul(V::mul(V::set1(0.5f), x), V::add(V::set1(1.0f), th));
+}
+
+/// y[0:n] = f(x[0:n]): kLanes at a time, the scalar form for the tail.
+template <V::T (*Vector)(V::T), float (*Lane)(float)>
+inline void map_block(const float* x, float* y, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, Vector(V::load(x + i)));
+  for (; i < n; ++i) y[i] = Lane(x[i]);
+}
+
+inline void apply(Function f, const float* x, float* y, std::int64_t n) {
+  switch (f) {
+    case Function::erf: return map_block<erf_v, simd::erf>(x, y, n);
+    case Function::gelu_erf: return map_block<gelu_erf_v, simd::gelu_erf>(x, y, n);
+    case Function::exp: return map_block<exp_v, simd::exp>(x, y, n);
+    case Function::tanh: return map_block<tanh_v, simd::tanh>(x, y, n);
+    case Function::sigmoid: return map_block<sigmoid_v, simd::sigmoid>(x, y, n);
+    case Function::gelu_tanh: return map_block<gelu_tanh_v, simd::gelu_tanh>(x, y, n);
+  }
+}
