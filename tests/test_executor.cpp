@@ -850,6 +850,54 @@ TEST_CASE("conv2d: strides, four-sided pads, dilation, groups, depthwise, bias, 
   conv_case(rng, "conv2d with the weight as an input", 2, 4, 6, 7, 5, 3, 3, conv({1, 1}, {1, 1, 1, 1}, {1, 1}, 2), true, true);
 }
 
+TEST_CASE("a stride-1 conv2d read in place from the padded image gives the packed-columns path's bits") {
+  // Constant weights take the direct kernel; the same weights as a graph input
+  // take im2col + GEMM. Each output is the same fma chain either way.
+  Rng rng(31);
+  struct Case {
+    std::int64_t n, c, o, h, w, kh, kw;
+    Ints pads, dilations;
+    std::int64_t groups;
+  };
+  const std::vector<Case> cases{
+      {1, 16, 32, 14, 14, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},   // the bench cnn's second conv
+      {2, 3, 13, 9, 31, 3, 3, {0, 2, 1, 0}, {1, 1}, 1},     // rows past a micro-tile, lopsided pads
+      {1, 4, 6, 11, 6, 3, 2, {2, 1, 2, 1}, {2, 3}, 2},      // dilation, groups
+      {3, 6, 6, 7, 5, 3, 3, {1, 1, 1, 1}, {1, 1}, 6},       // depthwise
+      {1, 40, 8, 8, 40, 1, 1, {0, 0, 0, 0}, {1, 1}, 1},     // 1x1
+      {1, 300, 7, 5, 5, 3, 1, {1, 0, 1, 0}, {1, 1}, 1},     // depth over one k-block (900)
+  };
+  for (const Case& c : cases) {
+    Conv2d op;
+    op.pads = c.pads;
+    op.dilations = c.dilations;
+    op.groups = c.groups;
+    const Tensor x = uniform(rng, {c.n, c.c, c.h, c.w}, -1, 1);
+    const Tensor w = conv_weight(rng, {c.o, c.c / c.groups, c.kh, c.kw});
+    const Tensor bias = uniform(rng, {c.o}, -1, 1);
+    TensorMap results[2];
+    for (const bool weight_input : {false, true}) {
+      Builder b;
+      const auto xv = b.input("x", x);
+      const auto wv = weight_input ? b.input("w", w) : b.constant(w);
+      b.output("y", b.op(Relu{}, {b.op(op, {xv, wv, b.constant(bias)})}));
+      TensorMap inputs{{"x", x}};
+      if (weight_input) inputs.emplace("w", w);
+      const Model model(b.graph());
+      for (const int threads : {1, 2}) {
+        const Executor executor(model, {threads, true});
+        const bool direct = executor.describe().find("conv2d direct") != std::string::npos;
+        CHECK(direct == !weight_input);
+        TensorMap out = executor.run(inputs);
+        if (threads == 1) results[weight_input] = out;
+        CHECK(std::memcmp(out.at("y").raw(), results[weight_input].at("y").raw(), out.at("y").bytes()) == 0);
+      }
+    }
+    CAPTURE(to_string(Shape{c.n, c.c, c.h, c.w}));
+    CHECK(std::memcmp(results[0].at("y").raw(), results[1].at("y").raw(), results[0].at("y").bytes()) == 0);
+  }
+}
+
 TEST_CASE("pools: kernels, strides, four-sided pads, dilation, count_include_pad, NaN through max") {
   Rng rng(17);
   auto make = []<class Pool>(std::type_identity<Pool>, Ints kernel, Ints strides, Ints pads, Ints dilations, bool include = false) {
