@@ -2,9 +2,12 @@
 // epilogue per output tile; pools as direct loops.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "rml/exec/arena.hpp"
 #include "rml/exec/gemm.hpp"
@@ -194,20 +197,59 @@ class PoolKernel final : public Kernel {
       for (std::int64_t plane = p0; plane < p1; ++plane) {
         const float* in = x + plane * height * width;
         float* out = y + plane * out_h * out_w;
-        for (std::int64_t oh = 0; oh < out_h; ++oh)
+        for (std::int64_t oh = 0; oh < out_h; ++oh) {
+          const std::int64_t ih0 = oh * op_.strides[0] - op_.pads[0];
+          std::int64_t inside_lo = out_w, inside_hi = out_w;  // windows [lo, hi) wholly inside the plane
+          if constexpr (std::is_same_v<Pool, MaxPool2d>) {
+            if (ih0 >= 0 && ih0 + (op_.kernel[0] - 1) * op_.dilations[0] < height) {
+              std::tie(inside_lo, inside_hi) = inside_columns(width, out_w);
+              max_row(in, ih0, inside_lo, inside_hi, out + oh * out_w);
+            }
+          }
           for (std::int64_t ow = 0; ow < out_w; ++ow) {
-            const std::int64_t ih0 = oh * op_.strides[0] - op_.pads[0], iw0 = ow * op_.strides[1] - op_.pads[1];
+            if (ow == inside_lo) ow = inside_hi;
+            if (ow == out_w) break;
+            const std::int64_t iw0 = ow * op_.strides[1] - op_.pads[1];
             if constexpr (std::is_same_v<Pool, MaxPool2d>)
               out[oh * out_w + ow] = window_max(in, ih0, iw0);
             else
               out[oh * out_w + ow] = window_mean(in, ih0, iw0);
           }
+        }
       }
     });
   }
   std::string describe() const override { return std::string(Pool::name) + " (direct, one plane per task)"; }
 
  private:
+  /// Output columns whose windows lie wholly inside a row of `width`: [lo, hi).
+  std::pair<std::int64_t, std::int64_t> inside_columns(std::int64_t width, std::int64_t out_w) const {
+    const std::int64_t sw = op_.strides[1], pw = op_.pads[1], span = (op_.kernel[1] - 1) * op_.dilations[1];
+    const std::int64_t lo = std::min((pw + sw - 1) / sw, out_w);  // first ow with ow*sw - pw >= 0
+    const std::int64_t last = width - 1 - span + pw;              // ow*sw <= last
+    const std::int64_t hi = last < 0 ? lo : std::clamp(last / sw + 1, lo, out_w);
+    return {lo, hi};
+  }
+
+  /// out[lo, hi) of one output row whose windows (top row ih0) lie inside the
+  /// plane: tap by tap over the whole row (the same tap order per window as
+  /// window_max, so the same result, -0 and +0 included), a NaN tap kept by
+  /// the compare, made the canonical NaN at the end.
+  void max_row(const float* in, std::int64_t ih0, std::int64_t lo, std::int64_t hi, float* out) const {
+    const std::int64_t width = x_shape_[3], sw = op_.strides[1];
+    std::fill(out + lo, out + hi, -std::numeric_limits<float>::infinity());
+    for (std::int64_t i = 0; i < op_.kernel[0]; ++i)
+      for (std::int64_t j = 0; j < op_.kernel[1]; ++j) {
+        const float* tap = in + (ih0 + i * op_.dilations[0]) * width + j * op_.dilations[1] - op_.pads[1];
+        for (std::int64_t ow = lo; ow < hi; ++ow) {
+          const float v = tap[ow * sw], acc = out[ow];
+          out[ow] = (v > acc || v != v) ? v : acc;
+        }
+      }
+    for (std::int64_t ow = lo; ow < hi; ++ow)
+      if (out[ow] != out[ow]) out[ow] = std::numeric_limits<float>::quiet_NaN();
+  }
+
   /// The maximum of the window whose top-left tap is (ih0, iw0), padding
   /// ignored; NaN when any tap is NaN (-inf when no tap is inside). A flag
   /// carries the NaN instead of a branch per tap, and a window wholly inside
