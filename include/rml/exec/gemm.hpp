@@ -217,6 +217,24 @@ class PackedWeightCache {
   std::map<std::uint32_t, std::shared_ptr<const Packed>> packed_;
 };
 
+/// Output tile sizes for a product of `batches` M x N matrices on `threads`
+/// workers: 96 x 256 (what one thread runs best), unless that leaves fewer
+/// than two tiles per worker; then columns, and after them rows, are halved
+/// (whole panels and micro-tiles only) until there are enough. Tiling never
+/// changes a result bit, so this is free to depend on the thread count.
+struct GemmTiles {
+  std::int64_t rows = 96, cols = 256;
+};
+inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t batches, int threads,
+                            std::int64_t nr = gemm_detail::kernels().nr) {
+  GemmTiles tiles;
+  auto count = [&] { return batches * ((M + tiles.rows - 1) / tiles.rows) * ((N + tiles.cols - 1) / tiles.cols); };
+  const std::int64_t wanted = threads > 1 ? 2 * threads : 1;
+  while (count() < wanted && tiles.cols / 2 >= 2 * nr && tiles.cols / 2 < N) tiles.cols /= 2;
+  while (count() < wanted && tiles.rows / 2 >= 2 * gemm_detail::kMR && tiles.rows / 2 < M) tiles.rows /= 2;
+  return tiles;
+}
+
 /// Per-thread scratch needed to pack A blocks, in bytes (64-byte aligned memory expected).
 inline std::size_t gemm_scratch_bytes(std::int64_t K) {
   const std::int64_t kc = std::clamp<std::int64_t>(K, 1, gemm_detail::kKC);

@@ -81,16 +81,23 @@ class DirectConv2dKernel final : public Kernel {
     const float* bias = bias_ ? ctx.value<const float>(*bias_) : nullptr;
     float* images = reinterpret_cast<float*>(ctx.shared_scratch);
     const std::int64_t groups = op_.groups;
+    if (batch_ == 0 || virtual_pixels_ == 0 || outputs_ == 0) return;  // an empty output
     ctx.pool->parallel_for(batch_ * groups, 1, [&](std::int64_t i0, std::int64_t i1, int) {
       for (std::int64_t i = i0; i < i1; ++i)
         pad_image(x + i * channels_ * height_ * width_, images + i * image_floats_);
     });
-    const std::int64_t tiles = (virtual_pixels_ + tile_cols_ - 1) / tile_cols_;
+    // Tiles of up to tile_cols_ pixels, narrower when that leaves a worker without two of them.
+    const std::int64_t wanted = ctx.pool->size() > 1 ? 2 * ctx.pool->size() : 1;
+    const std::int64_t per_image = std::max((virtual_pixels_ + tile_cols_ - 1) / tile_cols_,
+                                            (wanted + batch_ * groups - 1) / (batch_ * groups));
+    const std::int64_t share = (virtual_pixels_ + per_image - 1) / per_image;
+    const std::int64_t width = std::min(tile_cols_, (share + nr_ - 1) / nr_ * nr_);
+    const std::int64_t tiles = (virtual_pixels_ + width - 1) / width;
     ctx.pool->parallel_for(batch_ * groups * tiles, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
       float* tile = ctx.scratch_of<float>(thread) + tile_offset_ / sizeof(float);
       for (std::int64_t task = t0; task < t1; ++task) {
-        const std::int64_t image = task / tiles, v0 = task % tiles * tile_cols_;  // image: n * groups + g
-        const std::int64_t v1 = std::min(v0 + tile_cols_, virtual_pixels_);
+        const std::int64_t image = task / tiles, v0 = task % tiles * width;  // image: n * groups + g
+        const std::int64_t v1 = std::min(v0 + width, virtual_pixels_);
         multiply(images + image * image_floats_ + v0, image % groups, (v1 - v0 + nr_ - 1) / nr_, tile);
         store(ctx, tile, image, v0, v1, bias, thread);
       }
@@ -124,6 +131,7 @@ class DirectConv2dKernel final : public Kernel {
     using gemm_detail::kMR;
     const gemm_detail::Kernels& kernels = gemm_detail::kernels();
     const float* a = packed_weights_.data() + g * padded_rows_ * depth_;
+    if (depth_ == 0) std::fill_n(tile, padded_rows_ * tile_cols_, 0.0f);  // no input channels: sums of nothing
     for (std::int64_t k0 = 0; k0 < depth_; k0 += kKC) {
       const std::int64_t kc = std::min(kKC, depth_ - k0);
       for (std::int64_t q = 0; q < panels; ++q)

@@ -35,8 +35,6 @@ inline std::vector<std::int64_t> batch_offsets(const Shape& out_batch, const Sha
 
 class MatMulKernel final : public Kernel {
  public:
-  static constexpr std::int64_t tile_rows = 96, tile_cols = 256;
-
   /// a: [batch..., M, K], b: [batch..., K, N] (1-D operands already
   /// promoted); `b_constant` is b's data when b is a constant, packed once
   /// through `cache`.
@@ -84,9 +82,12 @@ class MatMulKernel final : public Kernel {
       return packed_ ? view((*packed_)[batch_b])
                      : PackedBView{runtime_packed + batch_b * packed_stride, k_, n_, &gemm_detail::kernels()};
     };
+    const std::int64_t batches = static_cast<std::int64_t>(a_offsets_.size());
+    const GemmTiles tiles = gemm_tiles(m_, n_, batches, ctx.pool->size());
+    const std::int64_t tile_rows = tiles.rows, tile_cols = tiles.cols;
     const std::int64_t row_tiles = (m_ + tile_rows - 1) / tile_rows, col_tiles = (n_ + tile_cols - 1) / tile_cols;
     const std::int64_t per_batch = row_tiles * col_tiles;
-    const std::int64_t tasks = static_cast<std::int64_t>(a_offsets_.size()) * per_batch;
+    const std::int64_t tasks = batches * per_batch;
     ctx.pool->parallel_for(tasks, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
       float* scratch = ctx.scratch_of<float>(thread);
       for (std::int64_t task = t0; task < t1; ++task) {
