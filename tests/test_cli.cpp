@@ -22,10 +22,11 @@ struct Run {
   std::string out, err;
 };
 
-Run rml_cli(const std::string& args) {
+/// Runs the CLI with `args`, with `environment` ("NAME=value ...") set for it.
+Run rml_cli(const std::string& args, const std::string& environment = "") {
   TempDir dir;
-  const std::string command = std::string(RML_CLI) + " " + args + " >" + (dir / "out").string() + " 2>" +
-                              (dir / "err").string();
+  const std::string command = environment + " " + std::string(RML_CLI) + " " + args + " >" + (dir / "out").string() +
+                              " 2>" + (dir / "err").string();
   const int status = std::system(command.c_str());
   Run run;
   run.signalled = WIFSIGNALED(status);
@@ -103,6 +104,28 @@ TEST_CASE("rml run, info, validate and ops work on the shipped example model") {
   const Run ops = rml_cli("ops");
   CHECK(ops.exit_code == 0);
   CHECK(std::count(ops.out.begin(), ops.out.end(), '\n') == static_cast<long>(Registry::size));
+}
+
+TEST_CASE("every instruction set RML_ISA picks gives the same output bytes; a wrong name is an error") {
+  // Models with every kind of hot loop: GEMM and GEMV, direct and strided
+  // convolution, pools, exp/tanh/sigmoid/erf blocks (softmax, GELU, LSTM gates).
+  const std::filesystem::path data = std::filesystem::path(RML_SOURCE_DIR) / "testdata";
+  TempDir dir;
+  for (const std::string model : {"torch_cnn", "torch_unet", "torch_transformer_block", "torch_lstm", "torch_vit"}) {
+    CAPTURE(model);
+    std::string first;
+    for (const std::string isa : {"portable", "avx2", "avx512"}) {  // lowered to what the CPU runs
+      const std::filesystem::path out = dir / (model + "." + isa + ".safetensors");
+      const Run r = rml_cli("run " + quoted(data / (model + ".json")) + " --output " + quoted(out), "RML_ISA=" + isa);
+      REQUIRE(r.exit_code == 0);
+      const std::string bytes = slurp(out);
+      if (first.empty()) first = bytes;
+      CHECK(bytes == first);
+    }
+  }
+  const Run wrong = rml_cli("info " + quoted(data / "torch_cnn.json"), "RML_ISA=sse9");
+  CHECK(wrong.exit_code == 1);
+  CHECK(wrong.err.find("RML_ISA='sse9' is not one of portable, avx2, avx512") != std::string::npos);
 }
 
 TEST_CASE("rml run --profile lists every kernel with its ops, time and share") {

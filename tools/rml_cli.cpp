@@ -202,7 +202,8 @@ void print_profile(const rml::Executor& executor, const rml::TensorMap& inputs, 
   std::vector<std::size_t> order(seconds.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return seconds[a] > seconds[b]; });
-  std::printf("profile: %zu kernels, median of %d runs each, sum %s\n", kernels.size(), runs, format_seconds(total).c_str());
+  std::printf("profile: %zu kernels, median of %d runs each, sum %s, vector code %s\n", kernels.size(), runs,
+              format_seconds(total).c_str(), std::string(rml::exec::isa_name(rml::exec::active_isa())).c_str());
   std::printf("  %10s %6s  %-4s %-28s %s\n", "time", "share", "#", "ops", "kernel");
   for (std::size_t k : order) {
     std::string ops;

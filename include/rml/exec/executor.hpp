@@ -89,7 +89,8 @@ class Executor {
     out << "plan: " << plan_.kernels.size() << " kernels for " << model_.graph().nodes.size() << " nodes, "
         << plan_.fused_groups << " fused groups, arena " << plan_.arena_bytes << " bytes, packed weights "
         << plan_.packed_weight_bytes << " bytes, threads "
-        << options_.threads << (options_.fuse ? "" : ", unfused") << "\n";
+        << options_.threads << (options_.fuse ? "" : ", unfused") << ", vector code " << exec::isa_name(exec::active_isa())
+        << "\n";
     for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
       out << "  " << k << ": " << plan_.kernels[k]->describe() << "  [node";
       for (std::size_t n : plan_.kernels[k]->nodes) out << " " << n;
