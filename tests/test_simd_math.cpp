@@ -132,7 +132,7 @@ TEST_CASE("every instruction set's GEMM kernels give the portable kernels' bits"
         for (const Isa isa : runnable_isas()) {
           CAPTURE(isa_name(isa));
           const PackedB packed(b.data(), k, n, n, isa);
-          CHECK(packed.kernels()->isa == isa);
+          CHECK(packed.kernels()->isa == (isa == Isa::avx512 && n <= 16 ? Isa::avx2 : isa));
           std::vector<float> c(m * n);
           gemm(a.data(), k, view(packed), c.data(), n, 0, m, 0, n, scratch.data());
           if (isa == Isa::portable) portable = c;

@@ -121,7 +121,7 @@ inline void block_product(const float* packed_a, std::int64_t mc, std::int64_t k
 }  // namespace gemm_detail
 
 /// B [K x N] packed into panels for the micro-kernel of one instruction set
-/// (the process's, unless given). Owns its memory (64-byte aligned).
+/// (the process's unless given; gemm_detail::kernels_for). Owns its memory (64-byte aligned).
 ///
 /// Layout: ceil(N/nr) column panels one after another, nr = the kernel set's
 /// panel width (16, or 32 for AVX-512); panel p is K rows of nr floats
@@ -131,7 +131,7 @@ class PackedB {
  public:
   PackedB() = default;
   PackedB(const float* b, std::int64_t K, std::int64_t N, std::int64_t ldb, Isa isa = active_isa())
-      : K_(K), N_(N), kernels_(&gemm_detail::kernels(isa)) {
+      : K_(K), N_(N), kernels_(&gemm_detail::kernels_for(N, isa)) {
     const std::size_t size = bytes(K, N, isa);
     if (size == 0) return;
     data_.reset(static_cast<float*>(::operator new[](size, std::align_val_t{gemm_detail::kAlign})));
@@ -145,7 +145,7 @@ class PackedB {
 
   static std::size_t bytes(std::int64_t K, std::int64_t N, Isa isa = active_isa()) {
     if (K <= 0 || N <= 0) return 0;
-    const std::int64_t nr = gemm_detail::kernels(isa).nr;
+    const std::int64_t nr = gemm_detail::kernels_for(N, isa).nr;
     return static_cast<std::size_t>(gemm_detail::panel_count(N, nr) * K * nr) * sizeof(float);
   }
 
@@ -165,7 +165,7 @@ class PackedB {
  private:
   template <class Element>
   static PackedBView pack(float* dst, std::int64_t K, std::int64_t N, Isa isa, Element element) {
-    const gemm_detail::Kernels& kernels = gemm_detail::kernels(isa);
+    const gemm_detail::Kernels& kernels = gemm_detail::kernels_for(N, isa);
     const std::int64_t nr = kernels.nr;
     float* out = dst;
     for (std::int64_t p = 0; p < gemm_detail::panel_count(N, nr); ++p) {
@@ -217,21 +217,28 @@ class PackedWeightCache {
   std::map<std::uint32_t, std::shared_ptr<const Packed>> packed_;
 };
 
-/// Output tile sizes for a product of `batches` M x N matrices on `threads`
-/// workers: 96 x 256 (what one thread runs best), unless that leaves fewer
-/// than two tiles per worker; then columns, and after them rows, are halved
-/// (whole panels and micro-tiles only) until there are enough. Tiling never
-/// changes a result bit, so this is free to depend on the thread count.
+/// Output tile sizes for a product of `batches` M x N matrices, K deep, on
+/// `threads` workers: 96 x 256 (what one thread runs best), unless that
+/// leaves fewer than two tiles per worker; then columns, and after them rows,
+/// are halved (whole panels and micro-tiles only) while a tile keeps at least
+/// kMinTileWork multiply-adds (about 2 us: less would not pay for the hand-off).
+/// Tiling never changes a result bit, so it is free to depend on the thread count.
 struct GemmTiles {
   std::int64_t rows = 96, cols = 256;
 };
-inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t batches, int threads,
-                            std::int64_t nr = gemm_detail::kernels().nr) {
+inline constexpr std::int64_t kMinTileWork = 128 * 1024;
+inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batches, int threads,
+                            std::int64_t nr) {
   GemmTiles tiles;
   auto count = [&] { return batches * ((M + tiles.rows - 1) / tiles.rows) * ((N + tiles.cols - 1) / tiles.cols); };
+  auto work = [&](std::int64_t rows, std::int64_t cols) { return std::min(rows, M) * std::min(cols, N) * K; };
   const std::int64_t wanted = threads > 1 ? 2 * threads : 1;
-  while (count() < wanted && tiles.cols / 2 >= 2 * nr && tiles.cols / 2 < N) tiles.cols /= 2;
-  while (count() < wanted && tiles.rows / 2 >= 2 * gemm_detail::kMR && tiles.rows / 2 < M) tiles.rows /= 2;
+  while (count() < wanted && tiles.cols / 2 >= 2 * nr && tiles.cols / 2 < N &&
+         work(tiles.rows, tiles.cols / 2) >= kMinTileWork)
+    tiles.cols /= 2;
+  while (count() < wanted && tiles.rows / 2 >= 2 * gemm_detail::kMR && tiles.rows / 2 < M &&
+         work(tiles.rows / 2, tiles.cols) >= kMinTileWork)
+    tiles.rows /= 2;
   return tiles;
 }
 

@@ -80,10 +80,10 @@ class MatMulKernel final : public Kernel {
     }
     auto packed_b = [&](std::int64_t batch_b) {
       return packed_ ? view((*packed_)[batch_b])
-                     : PackedBView{runtime_packed + batch_b * packed_stride, k_, n_, &gemm_detail::kernels()};
+                     : PackedBView{runtime_packed + batch_b * packed_stride, k_, n_, &gemm_detail::kernels_for(n_)};
     };
     const std::int64_t batches = static_cast<std::int64_t>(a_offsets_.size());
-    const GemmTiles tiles = gemm_tiles(m_, n_, batches, ctx.pool->size());
+    const GemmTiles tiles = gemm_tiles(m_, n_, k_, batches, ctx.pool->size(), gemm_detail::kernels_for(n_).nr);
     const std::int64_t tile_rows = tiles.rows, tile_cols = tiles.cols;
     const std::int64_t row_tiles = (m_ + tile_rows - 1) / tile_rows, col_tiles = (n_ + tile_cols - 1) / tile_cols;
     const std::int64_t per_batch = row_tiles * col_tiles;

@@ -192,9 +192,9 @@ class SdpaKernel final : public Kernel {
       for (std::int64_t t = t0; t < t1; ++t) {
         const std::int64_t b = t / blocks, i0 = (t % blocks) * kRowBlock, rows = std::min(kRowBlock, lq_ - i0);
         const float* kt = packed + b * per_batch;
-        gemm(q + q_off_[b] + i0 * d_, d_, PackedBView{kt, d_, lk_, &gemm_detail::kernels()}, scores, lk_, 0, rows, 0, lk_, gemm_scratch);
+        gemm(q + q_off_[b] + i0 * d_, d_, PackedBView{kt, d_, lk_, &gemm_detail::kernels_for(lk_)}, scores, lk_, 0, rows, 0, lk_, gemm_scratch);
         for (std::int64_t r = 0; r < rows; ++r) softmax_row(scores + r * lk_, b, i0 + r, mask);
-        gemm(scores, lk_, PackedBView{kt + k_packed_floats_, lk_, dv_, &gemm_detail::kernels()}, y + (b * lq_ + i0) * dv_, dv_, 0, rows, 0,
+        gemm(scores, lk_, PackedBView{kt + k_packed_floats_, lk_, dv_, &gemm_detail::kernels_for(dv_)}, y + (b * lq_ + i0) * dv_, dv_, 0, rows, 0,
              dv_, gemm_scratch);
       }
     });
