@@ -38,29 +38,29 @@ struct AlignedFree {
   void operator()(float* p) const { ::operator delete[](p, std::align_val_t{kAlign}); }
 };
 
-/// Packs rows [0, rows) x k [0, kc) of A (row-major, lda) into kMR-row
-/// micro-panels: panel r holds, for each k, the kMR values A[r*kMR + i][k].
+/// Packs rows [0, rows) x k [0, kc) of A (row-major, lda) into mr-row
+/// micro-panels: panel r holds, for each k, the mr values A[r*mr + i][k].
 /// Rows past `rows` are zero so edge tiles run the same kernel.
-inline void pack_a(const float* a, std::int64_t lda, std::int64_t rows, std::int64_t kc, float* dst) {
-  for (std::int64_t r0 = 0; r0 < rows; r0 += kMR) {
-    const std::int64_t valid = std::min(kMR, rows - r0);
-    const float* src[kMR];
-    for (std::int64_t i = 0; i < kMR; ++i) src[i] = a + (r0 + std::min(i, valid - 1)) * lda;
-    if (valid == kMR) {
-      for (std::int64_t k = 0; k < kc; ++k, dst += kMR)
-        for (std::int64_t i = 0; i < kMR; ++i) dst[i] = src[i][k];
-    } else {
-      for (std::int64_t k = 0; k < kc; ++k, dst += kMR)
-        for (std::int64_t i = 0; i < kMR; ++i) dst[i] = i < valid ? src[i][k] : 0.0f;
-    }
+inline void pack_a(const float* a, std::int64_t lda, std::int64_t rows, std::int64_t kc, float* dst, std::int64_t mr) {
+  for (std::int64_t r0 = 0; r0 < rows; r0 += mr) {
+    const std::int64_t valid = std::min(mr, rows - r0);
+    const float* src[kMaxMR];
+    for (std::int64_t i = 0; i < mr; ++i) src[i] = a + (r0 + std::min(i, valid - 1)) * lda;
+    for (std::int64_t k = 0; k < kc; ++k, dst += mr)
+      for (std::int64_t i = 0; i < mr; ++i) dst[i] = i < valid ? src[i][k] : 0.0f;
   }
+}
+
+/// Floats pack_a writes for `rows` rows.
+inline std::int64_t packed_a_floats(std::int64_t rows, std::int64_t kc, std::int64_t mr) {
+  return (rows + mr - 1) / mr * mr * kc;
 }
 
 /// A partial tile (fewer rows, or only columns [col_lo, col_hi) of the panel)
 /// goes through a full-size local tile so its arithmetic matches a full one.
 inline void edge_tile(const Kernels& kernels, std::int64_t kc, const float* a, const float* b, float* c,
                       std::int64_t ldc, std::int64_t rows, std::int64_t col_lo, std::int64_t col_hi, bool first) {
-  alignas(kAlign) float tile[kMR * kMaxNR] = {};
+  alignas(kAlign) float tile[kMaxMR * kMaxNR] = {};
   const std::int64_t nr = kernels.nr;
   const std::size_t row_bytes = static_cast<std::size_t>(col_hi - col_lo) * sizeof(float);
   if (!first)
@@ -107,11 +107,11 @@ inline void block_product(const float* packed_a, std::int64_t mc, std::int64_t k
     const std::int64_t col0 = p * nr;
     const std::int64_t col_lo = std::max(n0, col0) - col0, col_hi = std::min(n1, col0 + nr) - col0;
     const bool full_width = col_lo == 0 && col_hi == nr;
-    for (std::int64_t r = 0; r < mc; r += kMR) {
+    for (std::int64_t r = 0; r < mc; r += kernels.mr) {
       const float* a = packed_a + r * kc;
       float* c = C + r * ldc + col0;
-      const std::int64_t rows = std::min(kMR, mc - r);
-      if (full_width && rows == kMR)
+      const std::int64_t rows = std::min(kernels.mr, mc - r);
+      if (full_width && rows == kernels.mr)
         kernels.micro(kc, a, b, c, ldc, first);
       else
         edge_tile(kernels, kc, a, b, c, ldc, rows, col_lo, col_hi, first);
@@ -236,7 +236,7 @@ inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t K, std:
   while (count() < wanted && tiles.cols / 2 >= 2 * nr && tiles.cols / 2 < N &&
          work(tiles.rows, tiles.cols / 2) >= kMinTileWork)
     tiles.cols /= 2;
-  while (count() < wanted && tiles.rows / 2 >= 2 * gemm_detail::kMR && tiles.rows / 2 < M &&
+  while (count() < wanted && tiles.rows / 2 >= 2 * gemm_detail::kMaxMR && tiles.rows / 2 < M &&
          work(tiles.rows / 2, tiles.cols) >= kMinTileWork)
     tiles.rows /= 2;
   return tiles;
@@ -265,7 +265,7 @@ inline void gemm(const float* A, std::int64_t lda, PackedBView B, float* C, std:
     const std::int64_t kc = std::min(kKC, K - k0);
     for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {
       const std::int64_t mc = std::min(kMC, m1 - i0);
-      pack_a(A + i0 * lda + k0, lda, mc, kc, scratch);
+      pack_a(A + i0 * lda + k0, lda, mc, kc, scratch, B.kernels->mr);
       gemm_detail::block_product(scratch, mc, kc, k0, B, C + i0 * ldc, ldc, n0, n1);
     }
   }
@@ -276,27 +276,32 @@ inline void gemm(const float* A, std::int64_t lda, PackedBView B, float* C, std:
 /// call, so gemm(PackedA, ...) computes the same bits without the packing.
 class PackedA {
  public:
-  PackedA(const float* a, std::int64_t lda, std::int64_t m0, std::int64_t m1, std::int64_t K) : m0_(m0), m1_(m1) {
+  /// Packed for the micro-panel height of `kernels` (B must be packed for the same set).
+  PackedA(const float* a, std::int64_t lda, std::int64_t m0, std::int64_t m1, std::int64_t K,
+          const gemm_detail::Kernels& kernels = gemm_detail::kernels())
+      : m0_(m0), m1_(m1), kernels_(&kernels) {
     using namespace gemm_detail;
-    std::size_t floats = 0;
+    std::int64_t floats = 0;
     for (std::int64_t k0 = 0; k0 < K; k0 += kKC)
       for (std::int64_t i0 = m0; i0 < m1; i0 += kMC)
-        floats += static_cast<std::size_t>((std::min(kMC, m1 - i0) + kMR - 1) / kMR * kMR * std::min(kKC, K - k0));
-    data_.resize(floats);
+        floats += packed_a_floats(std::min(kMC, m1 - i0), std::min(kKC, K - k0), kernels.mr);
+    data_.resize(static_cast<std::size_t>(floats));
     float* dst = data_.data();
     for (std::int64_t k0 = 0; k0 < K; k0 += kKC)
       for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {
         const std::int64_t mc = std::min(kMC, m1 - i0), kc = std::min(kKC, K - k0);
-        pack_a(a + i0 * lda + k0, lda, mc, kc, dst);
-        dst += (mc + kMR - 1) / kMR * kMR * kc;
+        pack_a(a + i0 * lda + k0, lda, mc, kc, dst, kernels.mr);
+        dst += packed_a_floats(mc, kc, kernels.mr);
       }
   }
   std::int64_t rows_begin() const { return m0_; }
   std::int64_t rows_end() const { return m1_; }
   const float* data() const { return data_.data(); }
+  const gemm_detail::Kernels& kernels() const { return *kernels_; }
 
  private:
   std::int64_t m0_, m1_;
+  const gemm_detail::Kernels* kernels_;
   std::vector<float> data_;
 };
 
@@ -304,6 +309,8 @@ class PackedA {
 inline void gemm(const PackedA& A, PackedBView B, float* C, std::int64_t ldc, std::int64_t n0, std::int64_t n1) {
   using namespace gemm_detail;
   const std::int64_t m0 = A.rows_begin(), m1 = A.rows_end(), K = B.K;
+  if (A.kernels().mr != B.kernels->mr)
+    fail("gemm: A was packed for ", isa_name(A.kernels().isa), " and B for ", isa_name(B.kernels->isa));
   if (m1 <= m0 || n1 <= n0) return;
   if (K <= 0) {
     for (std::int64_t i = m0; i < m1; ++i) std::fill(C + i * ldc + n0, C + i * ldc + n1, 0.0f);
@@ -315,7 +322,7 @@ inline void gemm(const PackedA& A, PackedBView B, float* C, std::int64_t ldc, st
     for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {
       const std::int64_t mc = std::min(kMC, m1 - i0);
       block_product(a, mc, kc, k0, B, C + i0 * ldc, ldc, n0, n1);
-      a += (mc + kMR - 1) / kMR * kMR * kc;
+      a += packed_a_floats(mc, kc, A.kernels().mr);
     }
   }
 }

@@ -1,8 +1,8 @@
 // The GEMM's inner loops, one set per instruction set (exec/isa.hpp), and the
 // packed-B panel width each set is written for.
 //
-// micro: a kMR x nr tile of C, continuing (or starting, when `first`) the
-//        running sums over kc steps of packed A (kc x kMR) and packed B (kc x nr).
+// micro: an mr x nr tile of C, continuing (or starting, when `first`) the
+//        running sums over kc steps of packed A (kc x mr) and packed B (kc x nr).
 // row:   one row of A against `panels` consecutive packed B panels (1..4),
 //        without packing A: the batch-1 product (a recurrent step, a GEMV).
 //
@@ -21,8 +21,9 @@ namespace rml::exec::gemm_detail {
 // accumulator arrays in memory (measured 2x slower).
 #define RML_UNROLL _Pragma("GCC unroll 16")
 
-/// Rows of A per micro-tile, for every instruction set (so packed A has one layout).
-inline constexpr std::int64_t kMR = 6;
+/// Rows of A per micro-tile: 6 with 16 vector registers (AVX2, portable), 8
+/// with 32 (AVX-512), which also divides the usual channel counts.
+inline constexpr std::int64_t kMaxMR = 8;
 /// The widest packed B panel of any set (edge tiles are staged in a buffer this wide).
 inline constexpr std::int64_t kMaxNR = 32;
 /// The most panels `row` takes at once.
@@ -30,6 +31,7 @@ inline constexpr int kRowPanels = 4;
 
 struct Kernels {
   Isa isa;
+  std::int64_t mr;  // rows per packed A micro-panel
   std::int64_t nr;  // columns per packed B panel
   void (*micro)(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, bool first);
   /// The same tile with B row k read from b + offsets[k] (nr floats there):
@@ -67,6 +69,7 @@ struct MicroEntries {
 
 template <class Rows>
 struct MicroPortable {
+  static constexpr std::int64_t kMR = 6;
   static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
     constexpr std::int64_t nr = 16;
     float acc[kMR][nr];
@@ -99,6 +102,7 @@ inline void row_portable(const float* a, const float* b, std::int64_t K, int pan
 
 template <class Rows>
 struct MicroAvx2 {
+static constexpr std::int64_t kMR = 6;
 RML_TARGET_AVX2 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
   // Written out: with 15 of the 16 ymm registers live, an array of
   // accumulators lets GCC spill some of them to the stack (measured 1.8x slower).
@@ -166,10 +170,11 @@ RML_TARGET_AVX2 inline void row_avx2(const float* a, const float* b, std::int64_
   }
 }
 
-// ---- AVX-512: 6 x 32, twelve zmm accumulators (B panels twice as wide) ----
+// ---- AVX-512: 8 x 32, sixteen zmm accumulators (B panels twice as wide) ----
 
 template <class Rows>
 struct MicroAvx512 {
+static constexpr std::int64_t kMR = 8;
 RML_TARGET_AVX512 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
   __m512 acc[kMR][2];
   RML_UNROLL
@@ -226,12 +231,12 @@ RML_TARGET_AVX512 inline void row_avx512(const float* a, const float* b, std::in
 /// Asking for more than the CPU runs is an error, not an illegal instruction later.
 inline const Kernels& kernels(Isa isa) {
   if (isa > cpu_isa()) fail("this CPU cannot run the ", isa_name(isa), " kernels");
-  static constexpr Kernels portable{Isa::portable, 16, MicroEntries<MicroPortable, 16>::packed,
+  static constexpr Kernels portable{Isa::portable, 6, 16, MicroEntries<MicroPortable, 16>::packed,
                                     MicroEntries<MicroPortable, 16>::gathered, row_portable};
 #if RML_X86_DISPATCH
-  static constexpr Kernels avx2{Isa::avx2, 16, MicroEntries<MicroAvx2, 16>::packed,
+  static constexpr Kernels avx2{Isa::avx2, 6, 16, MicroEntries<MicroAvx2, 16>::packed,
                                 MicroEntries<MicroAvx2, 16>::gathered, row_avx2};
-  static constexpr Kernels avx512{Isa::avx512, 32, MicroEntries<MicroAvx512, 32>::packed,
+  static constexpr Kernels avx512{Isa::avx512, 8, 32, MicroEntries<MicroAvx512, 32>::packed,
                                   MicroEntries<MicroAvx512, 32>::gathered, row_avx512};
   if (isa == Isa::avx512) return avx512;
   if (isa == Isa::avx2) return avx2;

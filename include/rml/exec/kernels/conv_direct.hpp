@@ -38,7 +38,6 @@ class DirectConv2dKernel final : public Kernel {
                      std::optional<ElementwiseGroup> epilogue)
       : op_(op), x_(x), bias_(bias), product_(product), epilogue_(std::move(epilogue)) {
     using gemm_detail::kKC;
-    using gemm_detail::kMR;
     batch_ = x_shape[0];
     channels_ = x_shape[1] / op.groups;
     height_ = x_shape[2];
@@ -51,6 +50,7 @@ class DirectConv2dKernel final : public Kernel {
     const std::int64_t kh = w_shape[2], kw = w_shape[3];
     depth_ = channels_ * kh * kw;
     virtual_pixels_ = out_h_ * padded_w_;
+    const std::int64_t mr = gemm_detail::kernels().mr;
     nr_ = gemm_detail::kernels().nr;
     // The last panel may read up to nr floats past the image: they are zero.
     image_floats_ = channels_ * padded_h_ * padded_w_ + nr_;
@@ -59,17 +59,17 @@ class DirectConv2dKernel final : public Kernel {
       for (std::int64_t i = 0; i < kh; ++i)
         for (std::int64_t j = 0; j < kw; ++j)
           offsets_.push_back((c * padded_h_ + i * op.dilations[0]) * padded_w_ + j * op.dilations[1]);
-    // Weights: per group, per k-block, kMR-row micro-panels (rows past O/g zero).
-    padded_rows_ = (outputs_ + kMR - 1) / kMR * kMR;
+    // Weights: per group, per k-block, mr-row micro-panels (rows past O/g zero).
+    padded_rows_ = (outputs_ + mr - 1) / mr * mr;
     packed_weights_.resize(static_cast<std::size_t>(op.groups * padded_rows_ * depth_));
     float* dst = packed_weights_.data();
     for (std::int64_t g = 0; g < op.groups; ++g)
       for (std::int64_t k0 = 0; k0 < depth_; k0 += kKC) {
         const std::int64_t kc = std::min(kKC, depth_ - k0);
-        gemm_detail::pack_a(w.values<float>().data() + g * outputs_ * depth_ + k0, depth_, outputs_, kc, dst);
+        gemm_detail::pack_a(w.values<float>().data() + g * outputs_ * depth_ + k0, depth_, outputs_, kc, dst, mr);
         dst += padded_rows_ * kc;
       }
-    tile_cols_ = std::clamp<std::int64_t>(tile_floats / std::max(padded_rows_, kMR) / nr_, 1, 1024 / nr_) * nr_;
+    tile_cols_ = std::clamp<std::int64_t>(tile_floats / std::max(padded_rows_, mr) / nr_, 1, 1024 / nr_) * nr_;
     tile_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
     thread_scratch_bytes = tile_offset_ + align_up(static_cast<std::size_t>(padded_rows_ * tile_cols_) * sizeof(float));
   }
@@ -128,14 +128,13 @@ class DirectConv2dKernel final : public Kernel {
   /// tile's `panels` panels of virtual pixels, k-block by k-block.
   void multiply(const float* image, std::int64_t g, std::int64_t panels, float* tile) const {
     using gemm_detail::kKC;
-    using gemm_detail::kMR;
     const gemm_detail::Kernels& kernels = gemm_detail::kernels();
     const float* a = packed_weights_.data() + g * padded_rows_ * depth_;
     if (depth_ == 0) std::fill_n(tile, padded_rows_ * tile_cols_, 0.0f);  // no input channels: sums of nothing
     for (std::int64_t k0 = 0; k0 < depth_; k0 += kKC) {
       const std::int64_t kc = std::min(kKC, depth_ - k0);
       for (std::int64_t q = 0; q < panels; ++q)
-        for (std::int64_t r = 0; r < padded_rows_; r += kMR)
+        for (std::int64_t r = 0; r < padded_rows_; r += kernels.mr)
           kernels.micro_gathered(kc, a + r * kc, image + q * nr_, offsets_.data() + k0, tile + r * tile_cols_ + q * nr_,
                                  tile_cols_, k0 == 0);
       a += padded_rows_ * kc;
@@ -179,7 +178,7 @@ class DirectConv2dKernel final : public Kernel {
   std::optional<ValueId> bias_;
   ValueId product_;
   std::optional<ElementwiseGroup> epilogue_;
-  std::vector<float> packed_weights_;    // per group, per k-block, kMR-row panels
+  std::vector<float> packed_weights_;    // per group, per k-block, mr-row panels
   std::vector<std::int64_t> offsets_;    // per tap (c, i, j): where its row starts in a padded image
   std::int64_t batch_ = 0, channels_ = 0, height_ = 0, width_ = 0, outputs_ = 0, out_h_ = 0, out_w_ = 0;
   std::int64_t padded_h_ = 0, padded_w_ = 0, depth_ = 0, virtual_pixels_ = 0, padded_rows_ = 0;
