@@ -102,44 +102,44 @@ inline void row_portable(const float* a, const float* b, std::int64_t K, int pan
 
 template <class Rows>
 struct MicroAvx2 {
-static constexpr std::int64_t kMR = 6;
-RML_TARGET_AVX2 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
-  // Written out: with 15 of the 16 ymm registers live, an array of
-  // accumulators lets GCC spill some of them to the stack (measured 1.8x slower).
-  __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
-  if (first) {
-    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
-  } else {
-    c00 = _mm256_loadu_ps(c + 0 * ldc), c01 = _mm256_loadu_ps(c + 0 * ldc + 8);
-    c10 = _mm256_loadu_ps(c + 1 * ldc), c11 = _mm256_loadu_ps(c + 1 * ldc + 8);
-    c20 = _mm256_loadu_ps(c + 2 * ldc), c21 = _mm256_loadu_ps(c + 2 * ldc + 8);
-    c30 = _mm256_loadu_ps(c + 3 * ldc), c31 = _mm256_loadu_ps(c + 3 * ldc + 8);
-    c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);
-    c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);
+  static constexpr std::int64_t kMR = 6;
+  RML_TARGET_AVX2 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+    // Written out: with 15 of the 16 ymm registers live, an array of
+    // accumulators lets GCC spill some of them to the stack (measured 1.8x slower).
+    __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+    if (first) {
+      c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
+    } else {
+      c00 = _mm256_loadu_ps(c + 0 * ldc), c01 = _mm256_loadu_ps(c + 0 * ldc + 8);
+      c10 = _mm256_loadu_ps(c + 1 * ldc), c11 = _mm256_loadu_ps(c + 1 * ldc + 8);
+      c20 = _mm256_loadu_ps(c + 2 * ldc), c21 = _mm256_loadu_ps(c + 2 * ldc + 8);
+      c30 = _mm256_loadu_ps(c + 3 * ldc), c31 = _mm256_loadu_ps(c + 3 * ldc + 8);
+      c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);
+      c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);
+    }
+    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+      const float* b = rows(k);
+      const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+      __m256 ai = _mm256_broadcast_ss(a + 0);
+      c00 = _mm256_fmadd_ps(ai, b0, c00), c01 = _mm256_fmadd_ps(ai, b1, c01);
+      ai = _mm256_broadcast_ss(a + 1);
+      c10 = _mm256_fmadd_ps(ai, b0, c10), c11 = _mm256_fmadd_ps(ai, b1, c11);
+      ai = _mm256_broadcast_ss(a + 2);
+      c20 = _mm256_fmadd_ps(ai, b0, c20), c21 = _mm256_fmadd_ps(ai, b1, c21);
+      ai = _mm256_broadcast_ss(a + 3);
+      c30 = _mm256_fmadd_ps(ai, b0, c30), c31 = _mm256_fmadd_ps(ai, b1, c31);
+      ai = _mm256_broadcast_ss(a + 4);
+      c40 = _mm256_fmadd_ps(ai, b0, c40), c41 = _mm256_fmadd_ps(ai, b1, c41);
+      ai = _mm256_broadcast_ss(a + 5);
+      c50 = _mm256_fmadd_ps(ai, b0, c50), c51 = _mm256_fmadd_ps(ai, b1, c51);
+    }
+    _mm256_storeu_ps(c + 0 * ldc, c00), _mm256_storeu_ps(c + 0 * ldc + 8, c01);
+    _mm256_storeu_ps(c + 1 * ldc, c10), _mm256_storeu_ps(c + 1 * ldc + 8, c11);
+    _mm256_storeu_ps(c + 2 * ldc, c20), _mm256_storeu_ps(c + 2 * ldc + 8, c21);
+    _mm256_storeu_ps(c + 3 * ldc, c30), _mm256_storeu_ps(c + 3 * ldc + 8, c31);
+    _mm256_storeu_ps(c + 4 * ldc, c40), _mm256_storeu_ps(c + 4 * ldc + 8, c41);
+    _mm256_storeu_ps(c + 5 * ldc, c50), _mm256_storeu_ps(c + 5 * ldc + 8, c51);
   }
-  for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
-    const float* b = rows(k);
-    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-    __m256 ai = _mm256_broadcast_ss(a + 0);
-    c00 = _mm256_fmadd_ps(ai, b0, c00), c01 = _mm256_fmadd_ps(ai, b1, c01);
-    ai = _mm256_broadcast_ss(a + 1);
-    c10 = _mm256_fmadd_ps(ai, b0, c10), c11 = _mm256_fmadd_ps(ai, b1, c11);
-    ai = _mm256_broadcast_ss(a + 2);
-    c20 = _mm256_fmadd_ps(ai, b0, c20), c21 = _mm256_fmadd_ps(ai, b1, c21);
-    ai = _mm256_broadcast_ss(a + 3);
-    c30 = _mm256_fmadd_ps(ai, b0, c30), c31 = _mm256_fmadd_ps(ai, b1, c31);
-    ai = _mm256_broadcast_ss(a + 4);
-    c40 = _mm256_fmadd_ps(ai, b0, c40), c41 = _mm256_fmadd_ps(ai, b1, c41);
-    ai = _mm256_broadcast_ss(a + 5);
-    c50 = _mm256_fmadd_ps(ai, b0, c50), c51 = _mm256_fmadd_ps(ai, b1, c51);
-  }
-  _mm256_storeu_ps(c + 0 * ldc, c00), _mm256_storeu_ps(c + 0 * ldc + 8, c01);
-  _mm256_storeu_ps(c + 1 * ldc, c10), _mm256_storeu_ps(c + 1 * ldc + 8, c11);
-  _mm256_storeu_ps(c + 2 * ldc, c20), _mm256_storeu_ps(c + 2 * ldc + 8, c21);
-  _mm256_storeu_ps(c + 3 * ldc, c30), _mm256_storeu_ps(c + 3 * ldc + 8, c31);
-  _mm256_storeu_ps(c + 4 * ldc, c40), _mm256_storeu_ps(c + 4 * ldc + 8, c41);
-  _mm256_storeu_ps(c + 5 * ldc, c50), _mm256_storeu_ps(c + 5 * ldc + 8, c51);
-}
 };
 
 /// P panels, 2P fma chains in flight to hide the FMA latency.
@@ -174,28 +174,28 @@ RML_TARGET_AVX2 inline void row_avx2(const float* a, const float* b, std::int64_
 
 template <class Rows>
 struct MicroAvx512 {
-static constexpr std::int64_t kMR = 8;
-RML_TARGET_AVX512 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
-  __m512 acc[kMR][2];
-  RML_UNROLL
-  for (int i = 0; i < kMR; ++i)
+  static constexpr std::int64_t kMR = 8;
+  RML_TARGET_AVX512 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+    __m512 acc[kMR][2];
     RML_UNROLL
-    for (int h = 0; h < 2; ++h) acc[i][h] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + i * ldc + 16 * h);
-  for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
-    const float* b = rows(k);
-    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-    RML_UNROLL
-    for (int i = 0; i < kMR; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[i]);
-      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    for (int i = 0; i < kMR; ++i)
+      RML_UNROLL
+      for (int h = 0; h < 2; ++h) acc[i][h] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + i * ldc + 16 * h);
+    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+      const float* b = rows(k);
+      const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+      RML_UNROLL
+      for (int i = 0; i < kMR; ++i) {
+        const __m512 ai = _mm512_set1_ps(a[i]);
+        acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+        acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+      }
     }
-  }
-  RML_UNROLL
-  for (int i = 0; i < kMR; ++i)
     RML_UNROLL
-    for (int h = 0; h < 2; ++h) _mm512_storeu_ps(c + i * ldc + 16 * h, acc[i][h]);
-}
+    for (int i = 0; i < kMR; ++i)
+      RML_UNROLL
+      for (int h = 0; h < 2; ++h) _mm512_storeu_ps(c + i * ldc + 16 * h, acc[i][h]);
+  }
 };
 
 template <int P>
