@@ -152,30 +152,47 @@ class PackedB {
   /// Same layout into caller memory (dst 64-byte aligned, bytes(K, N) long).
   static PackedBView pack_into(float* dst, const float* b, std::int64_t K, std::int64_t N, std::int64_t ldb,
                                Isa isa = active_isa()) {
-    return pack(dst, K, N, isa, [&](std::int64_t k, std::int64_t n) { return b[k * ldb + n]; });
+    const gemm_detail::Kernels& kernels = gemm_detail::kernels_for(N, isa);
+    const std::int64_t nr = kernels.nr;
+    for (std::int64_t p = 0; p < gemm_detail::panel_count(N, nr); ++p) {
+      const std::int64_t col0 = p * nr, width = std::min(nr, N - col0);
+      float* out = dst + p * K * nr;
+      if (width == nr)  // a whole panel row: fixed-size copies the compiler emits as vector moves
+        for (std::int64_t k = 0; k < K; ++k) copy_row(out + k * nr, b + k * ldb + col0, nr);
+      else
+        for (std::int64_t k = 0; k < K; ++k) {
+          std::memcpy(out + k * nr, b + k * ldb + col0, static_cast<std::size_t>(width) * sizeof(float));
+          std::fill(out + k * nr + width, out + (k + 1) * nr, 0.0f);
+        }
+    }
+    return {dst, K, N, &kernels};
   }
 
   /// The same layout for B given transposed: element (k, n) is bt[n * ldbt + k]
-  /// (attention's K^T from K, without materialising the transpose).
+  /// (attention's K^T from K, without materialising the transpose). Walks
+  /// each source row along k (contiguous reads), writing every nr-th float.
   static PackedBView pack_transposed_into(float* dst, const float* bt, std::int64_t K, std::int64_t N,
                                           std::int64_t ldbt, Isa isa = active_isa()) {
-    return pack(dst, K, N, isa, [&](std::int64_t k, std::int64_t n) { return bt[n * ldbt + k]; });
+    const gemm_detail::Kernels& kernels = gemm_detail::kernels_for(N, isa);
+    const std::int64_t nr = kernels.nr;
+    for (std::int64_t p = 0; p < gemm_detail::panel_count(N, nr); ++p) {
+      const std::int64_t col0 = p * nr, width = std::min(nr, N - col0);
+      float* out = dst + p * K * nr;
+      for (std::int64_t j = 0; j < width; ++j) {
+        const float* src = bt + (col0 + j) * ldbt;
+        for (std::int64_t k = 0; k < K; ++k) out[k * nr + j] = src[k];
+      }
+      for (std::int64_t k = 0; k < K && width < nr; ++k) std::fill(out + k * nr + width, out + (k + 1) * nr, 0.0f);
+    }
+    return {dst, K, N, &kernels};
   }
 
  private:
-  template <class Element>
-  static PackedBView pack(float* dst, std::int64_t K, std::int64_t N, Isa isa, Element element) {
-    const gemm_detail::Kernels& kernels = gemm_detail::kernels_for(N, isa);
-    const std::int64_t nr = kernels.nr;
-    float* out = dst;
-    for (std::int64_t p = 0; p < gemm_detail::panel_count(N, nr); ++p) {
-      const std::int64_t col0 = p * nr, width = std::min(nr, N - col0);
-      for (std::int64_t k = 0; k < K; ++k, out += nr) {
-        for (std::int64_t j = 0; j < width; ++j) out[j] = element(k, col0 + j);
-        for (std::int64_t j = width; j < nr; ++j) out[j] = 0.0f;
-      }
-    }
-    return {dst, K, N, &kernels};
+  static void copy_row(float* dst, const float* src, std::int64_t nr) {
+    if (nr == 32)
+      std::memcpy(dst, src, 32 * sizeof(float));
+    else
+      std::memcpy(dst, src, 16 * sizeof(float));
   }
 
   std::int64_t K_ = 0, N_ = 0;
