@@ -119,6 +119,23 @@ inline float gelu_tanh(float x) {
   return (0.5f * x) * (1.0f + simd::tanh(inner));
 }
 
+// ---- sums in double ----
+
+/// f(x[0]) + ... + f(x[n-1]) in double, in four interleaved chains: one
+/// chain is bound by the adder's latency, four keep it busy (reductions,
+/// layer norm). Deterministic: the grouping depends only on n.
+template <class Term>
+inline double sum_in_double(const float* x, std::int64_t n, Term term) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  std::int64_t i = 0;
+  for (; i + 4 <= n; i += 4) s0 += term(x[i]), s1 += term(x[i + 1]), s2 += term(x[i + 2]), s3 += term(x[i + 3]);
+  for (; i < n; ++i) s0 += term(x[i]);
+  return (s0 + s1) + (s2 + s3);
+}
+inline double sum_in_double(const float* x, std::int64_t n) {
+  return sum_in_double(x, n, [](float v) { return double(v); });
+}
+
 // ---- blocks: y[0:n] = f(x[0:n]) on the process's instruction set ----
 
 enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh };

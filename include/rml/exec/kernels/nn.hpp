@@ -9,6 +9,7 @@
 #include "rml/exec/arena.hpp"
 #include "rml/exec/gemm.hpp"
 #include "rml/exec/kernels/elementwise.hpp"
+#include "rml/exec/simd_math.hpp"
 
 namespace rml::exec {
 
@@ -36,7 +37,10 @@ class SoftmaxKernel final : public Kernel {
           for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] = simd::exp(out[j * inner_]);
         }
         double sum = 0;
-        for (std::int64_t j = 0; j < dim_; ++j) sum += out[j * inner_];
+        if (inner_ == 1)
+          sum = simd::sum_in_double(out, dim_);
+        else
+          for (std::int64_t j = 0; j < dim_; ++j) sum += out[j * inner_];
         const float scale = float(1.0 / sum);
         for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] *= scale;
       }
@@ -66,11 +70,9 @@ class LayerNormKernel final : public Kernel {
       for (std::int64_t r = b; r < e; ++r) {
         const float* row = x + r * dim_;
         float* out = y + r * dim_;
-        double mean = 0, variance = 0;
-        for (std::int64_t j = 0; j < dim_; ++j) mean += row[j];
-        mean /= double(dim_);
-        for (std::int64_t j = 0; j < dim_; ++j) variance += (row[j] - mean) * (row[j] - mean);
-        variance /= double(dim_);
+        const double mean = simd::sum_in_double(row, dim_) / double(dim_);
+        const double variance =
+            simd::sum_in_double(row, dim_, [mean](float v) { return (v - mean) * (v - mean); }) / double(dim_);
         const double inv = 1.0 / std::sqrt(variance + eps_);
         for (std::int64_t j = 0; j < dim_; ++j) {
           double v = (row[j] - mean) * inv;
@@ -219,8 +221,7 @@ class SdpaKernel final : public Kernel {
     }
     for (std::int64_t j = 0; j < visible; ++j) s[j] -= max;
     simd::exp_block(s, s, visible);
-    double sum = 0;
-    for (std::int64_t j = 0; j < visible; ++j) sum += s[j];
+    const double sum = simd::sum_in_double(s, visible);
     for (std::int64_t j = 0; j < visible; ++j) s[j] = float(s[j] / sum);
     std::fill(s + visible, s + lk_, 0.0f);
   }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "rml/exec/kernel.hpp"
+#include "rml/exec/simd_math.hpp"
 
 namespace rml::exec {
 
@@ -81,21 +82,11 @@ class ReduceKernel final : public Kernel {
       fn(x[offset]);
     }
   }
-  /// x[0] + ... + x[n-1] in double, in four interleaved chains (one chain's
-  /// add latency bound the loop to a quarter of the adder's throughput).
-  static double contiguous_sum(const float* x, std::int64_t n) {
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    std::int64_t i = 0;
-    for (; i + 4 <= n; i += 4) s0 += x[i], s1 += x[i + 1], s2 += x[i + 2], s3 += x[i + 3];
-    for (; i < n; ++i) s0 += x[i];
-    return (s0 + s1) + (s2 + s3);
-  }
-
   template <class T>
   T reduce_one(const T* x) const {
     if (kind_ == ReduceKind::sum || kind_ == ReduceKind::mean) {
       if constexpr (std::is_same_v<T, float>) {
-        const double sum = inner_dims_.size() == 1 && inner_strides_[0] == 1 ? contiguous_sum(x, inner_dims_[0]) : [&] {
+        const double sum = inner_dims_.size() == 1 && inner_strides_[0] == 1 ? simd::sum_in_double(x, inner_dims_[0]) : [&] {
           double total = 0;
           for_each_reduced(x, [&](float v) { total += v; });
           return total;
