@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <optional>
@@ -36,10 +37,62 @@ struct StridedCopy {
     for (std::size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
     if (rows * cols == 0) return;
     const std::int64_t s_inner = src_strides.back(), d_inner = dst_strides.back();
-    if (shape.size() >= 2 && src_strides[shape.size() - 2] == 1 && s_inner != 1 && d_inner == 1) {
+    // A transpose of the last two axes, not a broadcast along the last one (source stride 0).
+    if (shape.size() >= 2 && src_strides[shape.size() - 2] == 1 && s_inner != 1 && s_inner != 0 && d_inner == 1) {
       run_transposed(ctx, src, dst);
       return;
     }
+    // Short rows (an upsampling broadcast copies runs of 2) go two axes at a
+    // time, so the per-row bookkeeping is paid once per block of rows.
+    const bool blocks = cols < 16 && shape.size() >= 3;
+    const std::size_t outer_rank = shape.size() - (blocks ? 2 : 1);
+    const std::int64_t block_rows = blocks ? shape[outer_rank] : 1;
+    const std::int64_t s_row = blocks ? src_strides[outer_rank] : 0, d_row = blocks ? dst_strides[outer_rank] : 0;
+    if (outer_rank > kMaxOuterRank) return run_by_division(ctx, src, dst, rows);
+    ctx.pool->parallel_for(rows / block_rows, std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(cols * block_rows, 1)),
+                           [&](std::int64_t r0, std::int64_t r1, int) {
+      // The index of row (block) r0 once, then an odometer instead of a division per axis per row.
+      std::int64_t index[kMaxOuterRank];
+      std::int64_t s = src_offset, t = dst_offset, rest = r0;
+      for (std::size_t d = outer_rank; d-- > 0;) {
+        index[d] = rest % shape[d];
+        rest /= shape[d];
+        s += index[d] * src_strides[d];
+        t += index[d] * dst_strides[d];
+      }
+      for (std::int64_t row = r0; row < r1; ++row) {
+        for (std::int64_t i = 0; i < block_rows; ++i)
+          copy_row(src + 4 * (s + i * s_row), dst + 4 * (t + i * d_row), cols, s_inner, d_inner);
+        for (std::size_t d = outer_rank; d-- > 0;) {
+          s += src_strides[d];
+          t += dst_strides[d];
+          if (++index[d] < shape[d]) break;
+          s -= src_strides[d] * shape[d];
+          t -= dst_strides[d] * shape[d];
+          index[d] = 0;
+        }
+      }
+    });
+  }
+
+  /// Axes beyond which a copy falls back to finding every row's start by division.
+  static constexpr std::size_t kMaxOuterRank = 16;
+
+  static void copy_row(const std::byte* from, std::byte* to, std::int64_t cols, std::int64_t s_inner,
+                       std::int64_t d_inner) {
+    if (s_inner == 1 && d_inner == 1) {
+      std::memcpy(to, from, 4 * cols);
+    } else if (s_inner == 0 && d_inner == 1) {  // a broadcast along the row: one value repeated
+      std::uint32_t bits;
+      std::memcpy(&bits, from, 4);
+      for (std::int64_t c = 0; c < cols; ++c) std::memcpy(to + 4 * c, &bits, 4);
+    } else {
+      for (std::int64_t c = 0; c < cols; ++c) std::memcpy(to + 4 * c * d_inner, from + 4 * c * s_inner, 4);
+    }
+  }
+
+  void run_by_division(const RunContext& ctx, const std::byte* src, std::byte* dst, std::int64_t rows) const {
+    const std::int64_t cols = shape.back();
     ctx.pool->parallel_for(rows, std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(cols, 1)),
                            [&](std::int64_t r0, std::int64_t r1, int) {
       for (std::int64_t row = r0; row < r1; ++row) {
@@ -50,13 +103,7 @@ struct StridedCopy {
           s += i * src_strides[d];
           t += i * dst_strides[d];
         }
-        const std::byte* from = src + 4 * s;
-        std::byte* to = dst + 4 * t;
-        if (s_inner == 1 && d_inner == 1) {
-          std::memcpy(to, from, 4 * cols);
-        } else {
-          for (std::int64_t c = 0; c < cols; ++c) std::memcpy(to + 4 * c * d_inner, from + 4 * c * s_inner, 4);
-        }
+        copy_row(src + 4 * s, dst + 4 * t, cols, src_strides.back(), dst_strides.back());
       }
     });
   }
