@@ -237,6 +237,7 @@ class PoolKernel final : public Kernel {
   /// the compare, made the canonical NaN at the end.
   void max_row(const float* in, std::int64_t ih0, std::int64_t lo, std::int64_t hi, float* out) const {
     const std::int64_t width = x_shape_[3], sw = op_.strides[1];
+    if (op_.kernel == Ints{2, 2}) return max_row_2x2(in, ih0, lo, hi, out);
     std::fill(out + lo, out + hi, -std::numeric_limits<float>::infinity());
     for (std::int64_t i = 0; i < op_.kernel[0]; ++i)
       for (std::int64_t j = 0; j < op_.kernel[1]; ++j) {
@@ -248,6 +249,21 @@ class PoolKernel final : public Kernel {
       }
     for (std::int64_t ow = lo; ow < hi; ++ow)
       if (out[ow] != out[ow]) out[ow] = std::numeric_limits<float>::quiet_NaN();
+  }
+
+  /// max_row for the common 2x2 window: its four taps held in registers, in
+  /// the same order (top-left, top-right, bottom-left, bottom-right).
+  void max_row_2x2(const float* in, std::int64_t ih0, std::int64_t lo, std::int64_t hi, float* out) const {
+    const std::int64_t width = x_shape_[3], sw = op_.strides[1];
+    const float* top = in + ih0 * width - op_.pads[1];
+    const float* bottom = top + op_.dilations[0] * width;
+    const std::int64_t right = op_.dilations[1];
+    auto step = [](float acc, float v) { return (v > acc || v != v) ? v : acc; };
+    for (std::int64_t ow = lo; ow < hi; ++ow) {
+      const std::int64_t iw = ow * sw;
+      float acc = step(step(step(top[iw], top[iw + right]), bottom[iw]), bottom[iw + right]);
+      out[ow] = acc != acc ? std::numeric_limits<float>::quiet_NaN() : acc;
+    }
   }
 
   /// The maximum of the window whose top-left tap is (ih0, iw0), padding
