@@ -237,7 +237,7 @@ class PoolKernel final : public Kernel {
   /// the compare, made the canonical NaN at the end.
   void max_row(const float* in, std::int64_t ih0, std::int64_t lo, std::int64_t hi, float* out) const {
     const std::int64_t width = x_shape_[3], sw = op_.strides[1];
-    if (op_.kernel == Ints{2, 2}) return max_row_2x2(in, ih0, lo, hi, out);
+    if (op_.kernel[0] == 2 && op_.kernel[1] == 2) return max_row_2x2(in, ih0, lo, hi, out);
     std::fill(out + lo, out + hi, -std::numeric_limits<float>::infinity());
     for (std::int64_t i = 0; i < op_.kernel[0]; ++i)
       for (std::int64_t j = 0; j < op_.kernel[1]; ++j) {
