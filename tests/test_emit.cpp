@@ -443,6 +443,52 @@ TEST_CASE("a conversion that fails to write leaves neither the model nor its sid
   CHECK(left == std::vector<std::string>{"m.json", "m.safetensors", "taken.onnx"});
 }
 
+TEST_CASE("a fault at any step of writing a converted model leaves the previous pair, or nothing, and no temporary") {
+  TempDir dir;
+  write_model(dir.path());
+  const Graph first = read_graph(dir / "m.json");
+  Graph second = first;
+  for (Value& v : second.values)
+    if (v.name == "w") v.data = Tensor::from<float>(v.type.shape, std::vector<float>(64 * 64, 0.5f));
+  const auto out = dir / "m.onnx";
+  write_converted("onnx", first, out);
+  const test::Snapshot before = test::snapshot(dir.path());
+  REQUIRE(before.count("m.onnx.data"));
+  const auto [faults, after, error] = test::inject_each_fault(dir.path(), before, [&] { write_converted("onnx", second, out); });
+  CHECK(error.empty());
+  REQUIRE(faults.size() == 12);  // sidecar: open write sync close rename; model: the same and two folder syncs
+  for (std::size_t k = 0; k + 1 < faults.size(); ++k) {
+    CAPTURE(faults[k].step);
+    CHECK(faults[k].message.find("Input/output error") != std::string::npos);
+    CHECK(faults[k].left == before);
+  }
+  CHECK(faults.back().left == after);
+  // The new model references its sidecar under a tagged name; the old sidecar is gone.
+  CHECK(after.size() == before.size());
+  CHECK_FALSE(after.count("m.onnx.data"));
+  const std::string location = decode(after.at("m.onnx")).initializer("w")->external.at("location");
+  CHECK(location.starts_with("m.onnx."));
+  CHECK(location.ends_with(".data"));
+  CHECK(after.count(location));
+  CHECK(after.at(location).size() == 64 * 64 * 4);
+}
+
+TEST_CASE("rml opt, convert and run refuse to write over a file they read") {
+  TempDir dir;
+  write_model(dir.path());
+  const test::Snapshot before = test::snapshot(dir.path());
+  const std::string model = (dir / "m.json").string();
+  for (const std::string& command : {"opt " + model + " -o " + model, "opt " + model + " -o " + (dir / "m").string(),
+                                     "convert " + model + " --to onnx -o " + model,
+                                     "run " + model + " --output " + (dir / "m.safetensors").string()}) {
+    CAPTURE(command);
+    std::string out;
+    CHECK(rml_cli(command, &out) == 1);
+    CHECK(out.find("refusing to overwrite") != std::string::npos);
+    CHECK(test::snapshot(dir.path()) == before);
+  }
+}
+
 TEST_CASE("RML_DUMP_DIR: every conversion also writes its artifact and a one-line summary") {
   TempDir dir;
   write_model(dir.path());

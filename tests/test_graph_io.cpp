@@ -3,7 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <csignal>
 #include <limits>
+#include <map>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "test_util.hpp"
 
@@ -11,6 +17,11 @@ using namespace rml;
 using rml::test::slurp;
 using rml::test::spit;
 using rml::test::TempDir;
+using rml::test::Fault;
+using rml::test::inject_each_fault;
+using rml::test::restore;
+using rml::test::Snapshot;
+using rml::test::snapshot;
 
 namespace {
 
@@ -126,6 +137,130 @@ TEST_CASE("inline f32 constants round-trip bit for bit, including awkward values
   CHECK(slurp(dir / "a.json").find("\"data\":[") != std::string::npos);
   const Value& c = g.values[g.nodes[0].inputs[1]];
   CHECK(c.data->bitwise_equal(Tensor::from<float>({7}, awkward)));
+}
+
+namespace {
+
+/// small_model with its stored weight "w" scaled: the same graph, new weights.
+Graph scaled_model(float scale) {
+  Graph g = test::small_model().graph();
+  for (Value& v : g.values)
+    if (v.name == "w") {
+      std::vector<float> w(v.data->values<float>().begin(), v.data->values<float>().end());
+      for (float& x : w) x *= scale;
+      v.data = Tensor::from<float>(v.type.shape, w);
+    }
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("a fault at any step of writing a graph leaves the previous pair, or nothing, and no temporary") {
+  const Graph old_graph = scaled_model(1), new_graph = scaled_model(2);
+  TempDir dir;
+  const auto path = dir / "m.json";
+  SUBCASE("onto an existing graph: new weights under a new name, the JSON renamed last, the old weights removed") {
+    write_graph(old_graph, path);
+    const Snapshot before = snapshot(dir.path());
+    const auto [faults, after, error] = inject_each_fault(dir.path(), before, [&] { write_graph(new_graph, path); });
+    CHECK(error.empty());
+    std::vector<std::string> steps;
+    for (const Fault& f : faults) steps.push_back(f.step);
+    CHECK(steps == std::vector<std::string>{"open", "write", "sync", "close", "rename",                 // weights
+                                            "open", "write", "sync folder", "sync", "close", "rename",  // graph
+                                            "sync folder"});
+    for (std::size_t k = 0; k + 1 < faults.size(); ++k) {
+      CAPTURE(k);
+      CAPTURE(faults[k].step);
+      CHECK_MESSAGE(faults[k].message.find("Input/output error") != std::string::npos, faults[k].message);
+      CHECK(faults[k].left == before);
+    }
+    // After the commit only durability is in doubt: the new pair is complete, and the error says so.
+    CHECK(faults.back().message.find("written, but not yet durable") != std::string::npos);
+    CHECK(faults.back().left == after);
+    CHECK(after.size() == 2);
+    CHECK_FALSE(after.count("m.safetensors"));  // the old weights are gone, the new ones carry a tag
+    restore(dir.path(), after);
+    CHECK(graphs_equal(read_graph(path), renumbered(new_graph)));
+    write_graph(old_graph, path);  // and back: the plain name again, the tagged file removed
+    CHECK(snapshot(dir.path()) == before);
+  }
+  SUBCASE("onto nothing: a fault leaves an empty folder") {
+    const auto [faults, after, error] = inject_each_fault(dir.path(), {}, [&] { write_graph(new_graph, path); });
+    CHECK(error.empty());
+    CHECK(faults.size() == 12);
+    for (std::size_t k = 0; k + 1 < faults.size(); ++k) CHECK(faults[k].left.empty());
+    CHECK(after.size() == 2);
+    CHECK(after.count("m.safetensors"));
+  }
+  SUBCASE("rewriting the same weights keeps their file and writes only the graph") {
+    write_graph(old_graph, path);
+    const Snapshot before = snapshot(dir.path());
+    const auto [faults, after, error] = inject_each_fault(dir.path(), before, [&] { write_graph(old_graph, path); });
+    CHECK(error.empty());
+    CHECK(faults.size() == 7);
+    for (const Fault& f : faults) CHECK(f.left == before);
+    CHECK(after == before);
+  }
+}
+
+TEST_CASE("a full disk, a read-only folder and planted symlinks leave the previous graph") {
+  const Graph old_graph = scaled_model(1), new_graph = scaled_model(3);
+  TempDir dir;
+  const auto path = dir / "m.json";
+  write_graph(old_graph, path);
+  const Snapshot before = snapshot(dir.path());
+  SUBCASE("a full disk (a file size limit: writes fail with EFBIG)") {
+    rlimit saved{};
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit tight = saved;
+    tight.rlim_cur = 64;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &tight) == 0);
+    std::string message;
+    try {
+      write_graph(new_graph, path);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    ::setrlimit(RLIMIT_FSIZE, &saved);
+    std::signal(SIGXFSZ, old_handler);
+    CHECK_MESSAGE(message.find("cannot write") != std::string::npos, message);
+    CHECK(snapshot(dir.path()) == before);
+  }
+  SUBCASE("a read-only folder (written by an unprivileged child process)") {
+    std::filesystem::permissions(dir.path(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec |
+                                                 std::filesystem::perms::group_read | std::filesystem::perms::group_exec |
+                                                 std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
+    const pid_t child = ::fork();
+    if (child == 0) {
+      if (::geteuid() == 0 && ::setuid(65534) != 0) ::_exit(2);  // root ignores permissions: drop to nobody
+      try {
+        write_graph(new_graph, path);
+      } catch (const Error& e) {
+        ::_exit(std::string(e.what()).find("Permission denied") != std::string::npos ? 0 : 3);
+      }
+      ::_exit(1);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    std::filesystem::permissions(dir.path(), std::filesystem::perms::owner_all);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(snapshot(dir.path()) == before);
+  }
+  SUBCASE("symlinks planted at the graph's and the weights' names are replaced, never followed") {
+    TempDir elsewhere;
+    spit(elsewhere / "victim", "precious");
+    restore(dir.path(), {});
+    std::filesystem::create_symlink(elsewhere / "victim", path);
+    std::filesystem::create_symlink(elsewhere / "victim", dir / "m.safetensors");
+    write_graph(new_graph, path);
+    CHECK(slurp(elsewhere / "victim") == "precious");
+    CHECK_FALSE(std::filesystem::is_symlink(path));
+    CHECK(graphs_equal(read_graph(path), renumbered(new_graph)));
+    CHECK(std::filesystem::is_symlink(dir / "m.safetensors"));  // not this graph's: left alone
+  }
 }
 
 TEST_CASE("writing leaves no temporary file, and a failed write leaves nothing") {
@@ -267,6 +402,20 @@ TEST_CASE("malformed graphs are rejected with an error naming the fault") {
     j.insert(1, "\"weights\": \"w.safetensors\", ");
     spit(dir / "g.json", j);
     CHECK_THROWS_WITH_AS(read_graph(dir / "g.json"), doctest::Contains("is f32[3] in the weights file but the graph declares f32[2]"), Error);
+  }
+  SUBCASE("a weights file that is a symbolic link") {
+    TempDir dir;
+    write_safetensors(dir / "real.safetensors", {});
+    std::filesystem::create_symlink(dir / "real.safetensors", dir / "w.safetensors");
+    std::string j = graph_json(two_values, relu);
+    j.insert(1, "\"weights\": \"w.safetensors\", ");
+    spit(dir / "g.json", j);
+    CHECK_THROWS_WITH_AS(read_graph(dir / "g.json"), doctest::Contains("'w.safetensors' is a symbolic link"), Error);
+  }
+  SUBCASE("a \"format\" that is not a string") {
+    std::string j = graph_json(two_values, relu);
+    j.replace(j.find("\"rml-graph\""), 11, "3");
+    check_rejected(j, "not an rml-graph file");
   }
   SUBCASE("errors name the file") {
     TempDir dir;

@@ -1,12 +1,17 @@
 // Helpers shared by the graph, builder and CLI tests.
 #pragma once
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "rml/builder.hpp"
+#include "rml/core/file.hpp"
 
 namespace rml::test {
 
@@ -38,6 +43,64 @@ inline std::string slurp(const std::filesystem::path& path) {
 
 inline void spit(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
+}
+
+using Snapshot = std::map<std::string, std::string>;  // file name -> bytes (a link: "-> target")
+
+inline Snapshot snapshot(const std::filesystem::path& dir) {
+  Snapshot files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    files[entry.path().filename().string()] =
+        entry.is_symlink() ? "-> " + std::filesystem::read_symlink(entry.path()).string() : slurp(entry.path());
+  return files;
+}
+
+inline void restore(const std::filesystem::path& dir, const Snapshot& files) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) std::filesystem::remove(entry.path());
+  for (const auto& [name, bytes] : files) spit(dir / name, bytes);
+}
+
+struct Fault {
+  std::string step;     // the system call failed ("open", "write", "rename", ...)
+  std::string message;  // the rml::Error it caused ("" if none)
+  Snapshot left;        // the folder afterwards
+};
+
+struct FaultRuns {
+  std::vector<Fault> faults;  // one per system call of the write, in order
+  Snapshot after;             // the folder after the faultless write
+  std::string faultless_error;
+};
+
+/// Runs `write` once per system call it makes, each time from the folder
+/// state `before` and failing that call with `error`; then once without a
+/// fault (file_detail::inject_fault counts the calls).
+template <class Write>
+FaultRuns inject_each_fault(const std::filesystem::path& dir, const Snapshot& before, Write write, int error = EIO) {
+  FaultRuns runs;
+  for (std::size_t k = 0;; ++k) {
+    restore(dir, before);
+    std::size_t seen = 0;
+    std::string failed;
+    file_detail::inject_fault = [&](std::string_view step) {
+      if (seen++ != k) return 0;
+      failed = step;
+      return error;
+    };
+    std::string message;
+    try {
+      write();
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    file_detail::inject_fault = nullptr;
+    if (failed.empty()) {
+      runs.after = snapshot(dir);
+      runs.faultless_error = message;
+      return runs;
+    }
+    runs.faults.push_back({failed, message, snapshot(dir)});
+  }
 }
 
 /// y = softmax(relu(x @ w + b)) on [2, 3] inputs: small but touching named,

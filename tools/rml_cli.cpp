@@ -213,6 +213,25 @@ void print_profile(const rml::Executor& executor, const rml::TensorMap& inputs, 
   }
 }
 
+/// The files a model is read from: its JSON and the weights file it names.
+std::vector<std::filesystem::path> model_files(const std::filesystem::path& model) {
+  std::vector<std::filesystem::path> files{model};
+  for (const std::string& weights : rml::detail::referenced_weights(model)) files.push_back(model.parent_path() / weights);
+  return files;
+}
+
+/// Refuses to write over a file the command reads: a failed write must never
+/// cost the user their input.
+void refuse_overwriting(const std::vector<std::filesystem::path>& inputs,
+                        const std::vector<std::filesystem::path>& outputs) {
+  for (const auto& out : outputs)
+    for (const auto& in : inputs) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(in, out, ec))
+        rml::fail(out.string(), ": refusing to overwrite ", in.string(), ", which this command reads");
+    }
+}
+
 int run_command(int argc, char** argv) {
   const Arguments args(argc, argv, {"--inputs", "--output", "--seed", "--threads", "--repeat"},
                        {"--no-fuse", "--reference", "--profile"});
@@ -227,9 +246,14 @@ int run_command(int argc, char** argv) {
   }
   const int threads = positive_option(args, "--threads", 1), repeat = positive_option(args, "--repeat", 1);
   const bool reference = args.option("--reference").has_value();
+  const auto inputs_path = args.option("--inputs");
+  if (auto out = args.option("--output")) {
+    std::vector<std::filesystem::path> read = model_files(model);
+    if (inputs_path) read.push_back(*inputs_path);
+    refuse_overwriting(read, {*out});
+  }
   const rml::Model loaded = rml::load(model);
   const rml::Graph& graph = loaded.graph();
-  const auto inputs_path = args.option("--inputs");
   const rml::TensorMap inputs = inputs_path ? read_inputs(*inputs_path) : made_up_inputs(graph, seed);
   rml::TensorMap outputs;
   std::vector<double> seconds;
@@ -313,6 +337,7 @@ int opt_command(int argc, char** argv) {
     for (std::string name; std::getline(names, name, ',');)
       if (!name.empty()) passes.push_back(name);
   }
+  refuse_overwriting(model_files(input), {*output, std::filesystem::path(*output).replace_extension(".safetensors")});
   rml::Graph graph = rml::read_graph(input);
   const auto before = op_histogram(graph);
   const std::size_t nodes_before = graph.nodes.size();
@@ -362,19 +387,14 @@ int ops_command(int argc, char** argv) {
   return 0;
 }
 
-/// Converts MODEL to `format` and writes OUT (and its sidecar) atomically.
+/// Converts MODEL to `format` and writes OUT and its sidecar as a pair.
 int write_converted(const std::string& model_path, const std::string& format, const std::string& out,
                     std::size_t external_threshold) {
+  refuse_overwriting(model_files(model_path), {out, out + ".data"});
   const rml::Graph graph = rml::read_graph(model_path);
-  const std::filesystem::path out_path(out);
   rml::emit::ConvertOptions options;
-  options.model_file_name = out_path.filename().string();
   options.external_threshold = external_threshold;
-  const rml::emit::ConvertedModel model = rml::emit::Converters::convert(format, graph, options);
-  std::vector<std::pair<std::filesystem::path, std::string_view>> files;
-  if (model.weights) files.emplace_back(out_path.parent_path() / model.weights->file_name, model.weights->data);
-  files.emplace_back(out_path, model.data);
-  rml::write_files_atomically(files);
+  const rml::emit::ConvertedModel model = rml::emit::write_converted(format, graph, out, options);
   std::cout << "wrote " << out << " (" << format << ", " << model.data.size() << " bytes, " << model.nodes << " nodes)";
   if (model.weights) std::cout << " and " << model.weights->file_name << " (" << model.weights->data.size() << " bytes)";
   std::cout << "\n";

@@ -35,6 +35,8 @@ struct ConvertedModel {
 struct ConvertOptions {
   /// The model's file name (no folder): sidecars are named after it.
   std::string model_file_name = "model";
+  /// The sidecar's file name; empty: the backend names it after the model.
+  std::string sidecar_file_name;
   /// Constants of at least this many bytes go to the sidecar, where the format has one.
   std::size_t external_threshold = 1024;
 };

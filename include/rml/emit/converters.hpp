@@ -104,6 +104,33 @@ struct ConverterList {
 
 using Converters = ConverterList<Onnx, Dot>;
 
+/// Converts `graph` to `format` and writes it as `out`, replacing the model
+/// and its sidecar as a pair (write_pair): a failure leaves the previous
+/// model, or none, and no temporary. Returns what was written.
+inline ConvertedModel write_converted(std::string_view format, const Graph& graph, const std::filesystem::path& out,
+                                      ConvertOptions options = {}) {
+  options.model_file_name = out.filename().string();
+  options.sidecar_file_name.clear();
+  ConvertedModel model = Converters::convert(format, graph, options);
+  FilePair pair;
+  pair.primary = out;
+  if (model.weights) {
+    const std::filesystem::path folder = file_detail::folder_of(out);
+    pair.preferred_sidecar_name = model.weights->file_name;
+    const std::string name = choose_sidecar_name(folder, pair.preferred_sidecar_name, model.weights->data);
+    if (name != pair.preferred_sidecar_name) {  // the name is inside the model's bytes: convert again
+      options.sidecar_file_name = name;
+      model = Converters::convert(format, graph, options);
+    }
+    pair.sidecar_name = name;
+    pair.sidecar_bytes = model.weights->data;
+    pair.stale_sidecars = existing_sidecars(folder, pair.preferred_sidecar_name);
+  }
+  pair.primary_bytes = model.data;
+  write_pair(pair);
+  return model;
+}
+
 /// The op x backend support matrix as Markdown, from the registry.
 inline std::string support_report() {
   std::ostringstream out;

@@ -119,7 +119,8 @@ inline std::vector<NamedValue> named_values(const Json& list, const char* what,
 
 inline ValidGraph graph_from_json(const Json& doc, const std::filesystem::path& folder) {
   if (!doc.is_object()) fail("the graph must be a JSON object");
-  if (doc.value("format", std::string()) != graph_format_name)
+  const auto format = doc.find("format");
+  if (format == doc.end() || !format->is_string() || format->get<std::string>() != graph_format_name)
     fail("not an rml-graph file (\"format\" must be \"", graph_format_name, "\")");
   const std::int64_t version = integer(member(doc, "version", "graph"), "\"version\"");
   if (version != graph_format_version)
@@ -131,6 +132,10 @@ inline ValidGraph graph_from_json(const Json& doc, const std::filesystem::path& 
     if (!it->is_string()) fail("'weights' must be a string");
     const std::string file = it->get<std::string>();
     check_plain_file_name(file);
+    // The graph names a file in its own folder; a link would let it name any file.
+    std::error_code ec;
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(folder / file, ec)))
+      fail("weights file '", file, "' is a symbolic link: rml reads weights only from regular files");
     for (auto& [name, tensor] : read_safetensors(folder / file).tensors)
       weights.emplace(name, std::move(tensor));
   }
@@ -251,15 +256,37 @@ inline Graph renumbered(const Graph& graph) {
   return out;
 }
 
-/// Writes `graph` as `path` (JSON) and a safetensors file beside it with the
-/// same stem. Values are renumbered densely; constants nothing reads are not
-/// written. Each file is written to a temporary name and renamed into place.
+namespace detail {
+
+/// The weights file the graph now at `path` references, if it is a graph;
+/// write_graph removes it once the new pair is in place.
+inline std::vector<std::string> referenced_weights(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ec))) return {};
+  std::string text;
+  try {
+    text = read_file(path, 1ull << 31);
+  } catch (const Error&) {
+    return {};
+  }
+  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("weights") || !doc["weights"].is_string()) return {};
+  return {doc["weights"].get<std::string>()};
+}
+
+}  // namespace detail
+
+/// Writes `graph` as `path` (JSON) and a safetensors file beside it named
+/// after it (`m.json` -> `m.safetensors`, or `m.<hash>.safetensors` while the
+/// graph being replaced still uses that name): the pair is replaced together
+/// (write_pair), so a failure leaves the previous graph loadable. Values are
+/// renumbered densely; constants nothing reads are not written.
 inline void write_graph(const Graph& graph, const std::filesystem::path& path) {
   try {
     const Graph g = renumbered(graph);
-    std::filesystem::path weights_path = path;
-    weights_path.replace_extension(".safetensors");
-    if (weights_path == path) fail("the graph file must not end in .safetensors");
+    std::filesystem::path preferred_weights = path.filename();
+    preferred_weights.replace_extension(".safetensors");
+    if (preferred_weights == path.filename()) fail("the graph file must not end in .safetensors");
 
     NamedTensors stored;
     std::vector<std::string> weight_key(g.values.size());
@@ -278,9 +305,13 @@ inline void write_graph(const Graph& graph, const std::filesystem::path& path) {
       stored.emplace_back(key, *v.data);
     }
 
+    const std::string weights_bytes = serialize_safetensors(stored);
+    const std::string weights_name =
+        choose_sidecar_name(file_detail::folder_of(path), preferred_weights.string(), weights_bytes);
+
     std::string text = "{\"format\": \"rml-graph\", \"version\": " +
                        std::to_string(graph_format_version) + ",\n\"weights\": " +
-                       Json(weights_path.filename().string()).dump() + ",\n";
+                       Json(weights_name).dump() + ",\n";
     auto named_list = [](const std::vector<NamedValue>& list) {
       detail::OrderedJson out = detail::OrderedJson::array();
       for (const NamedValue& nv : list) out.push_back({{"name", nv.name}, {"value", nv.value}});
@@ -310,8 +341,12 @@ inline void write_graph(const Graph& graph, const std::filesystem::path& path) {
     }
     text += "]}\n";
 
-    write_safetensors(weights_path, stored);
-    write_file_atomically(path, text);
+    write_pair({.primary = path,
+                .primary_bytes = text,
+                .sidecar_name = weights_name,
+                .sidecar_bytes = weights_bytes,
+                .preferred_sidecar_name = preferred_weights.string(),
+                .stale_sidecars = detail::referenced_weights(path)});
   } catch (...) {
     rethrow_with_context(path.string());
   }

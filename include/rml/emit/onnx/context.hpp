@@ -126,7 +126,9 @@ class Context {
     initializers_.push_back(std::move(tensor));
   }
 
-  std::string sidecar_name() const { return options_.model_file_name + ".data"; }
+  std::string sidecar_name() const {
+    return options_.sidecar_file_name.empty() ? options_.model_file_name + ".data" : options_.sidecar_file_name;
+  }
   const std::string& sidecar() const { return sidecar_; }
   const std::vector<Writer>& nodes() const { return nodes_; }
   const std::vector<Writer>& initializers() const { return initializers_; }
