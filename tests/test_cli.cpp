@@ -261,6 +261,43 @@ TEST_CASE("malformed graphs: each a named error and exit 1 from validate and run
   SUBCASE("malformed JSON") { check_bad_graph("{\"format\": \"rml-graph\", ", "malformed JSON"); }
 }
 
+TEST_CASE("graphs implying unbounded work finish at once: a result or a named error (tests/bad_inputs)") {
+  struct Case {
+    const char* file;
+    const char* error;  // nullptr: validates and runs
+  };
+  const Case cases[] = {
+      {"max_pool2d_window_1e12", nullptr},  // taps in the padding are never visited
+      {"avg_pool2d_window_1e12", nullptr},
+      {"avg_pool2d_window_size_overflow", "window size: size overflows 64 bits"},
+      {"conv2d_2p40_empty_groups", nullptr},  // empty outputs run no kernel
+      {"conv2d_channels_times_groups_overflow", "weight channels x groups: size overflows 64 bits"},
+      {"softmax_2p61_empty_rows", nullptr},
+      {"softmax_over_empty_axis", nullptr},
+      {"gather_2p40_empty_indices", nullptr},
+      {"top_k_empty_rows_2p40_wide", nullptr},  // no scratch sized by the empty tensor's last axis
+      {"matmul_2p31_empty_batches", nullptr},   // no batch table of 2^31 entries
+      {"f32_2p62_elements", "more than the 2^58 any tensor may have"},  // its byte size would wrap
+      {"transpose_empty_2p80_strides", nullptr},  // strides of an empty shape beyond 64 bits
+      {"concat_axis_sum_overflow", "concatenated axis: size overflows 64 bits"},
+      {"slice_step_2p62_one_element", nullptr},  // step * stride would overflow; one element needs no step
+  };
+  const std::filesystem::path folder = std::filesystem::path(RML_SOURCE_DIR) / "tests" / "bad_inputs";
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) files += entry.path().extension() == ".json";
+  CHECK(files == std::size(cases));  // every fixture has its expectation here
+  for (const Case& c : cases)
+    for (const std::string command : {"validate", "run", "run --reference"}) {
+      const std::string file = c.file;
+      CAPTURE(file);
+      CAPTURE(command);
+      const Run r = rml_cli(command + " " + quoted(folder / (std::string(c.file) + ".json")), "timeout 60");
+      CHECK_FALSE(r.signalled);
+      CHECK(r.exit_code == (c.error ? 1 : 0));  // 124 would be the time limit
+      if (c.error) CHECK_MESSAGE(r.err.find(c.error) != std::string::npos, r.err);
+    }
+}
+
 TEST_CASE("rml tensors dumps a safetensors file exactly as JSON") {
   TempDir dir;
   write_safetensors(dir / "t.safetensors", {{"a", Tensor::from<float>({2}, {0.1f, -2})}, {"n", Tensor::from<std::int32_t>({1}, {-7})}});

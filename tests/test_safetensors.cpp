@@ -403,9 +403,11 @@ TEST_CASE("safetensors: a negative or non-integer dimension is rejected") {
   CHECK_REJECTED(assemble(one_tensor_header("F32", "2", "[0,8]"), "abcdefgh"), "shape must be an array");
 }
 
-TEST_CASE("safetensors: a shape whose element count or byte length overflows is rejected") {
+TEST_CASE("safetensors: a shape whose element count overflows, or whose byte length would, is rejected") {
   CHECK_REJECTED(assemble(one_tensor_header("F32", "[4294967296,4294967296]", "[0,0]")), "overflows");
-  CHECK_REJECTED(assemble(one_tensor_header("F32", "[2305843009213693952]", "[0,0]")), "overflows");
+  // 2^61 f32 elements are 2^63 bytes: refused by the element limit before any byte arithmetic.
+  CHECK_REJECTED(assemble(one_tensor_header("F32", "[2305843009213693952]", "[0,0]")),
+                 "more than the 2^58 any tensor may have");
 }
 
 TEST_CASE("safetensors: data_offsets whose byte length is not elements times dtype size are rejected") {

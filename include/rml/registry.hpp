@@ -2,6 +2,7 @@
 // variant, shape inference with arity checks, equality and hashing.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <concepts>
 #include <optional>
@@ -50,6 +51,11 @@ template <class Op>
 constexpr bool is_elementwise = requires { requires Op::elementwise; };
 template <class Op>
 constexpr bool is_commutative = requires { requires Op::commutative; };
+/// An op whose evaluation checks its inputs' values (gather's indices): its
+/// kernels run even when every output is empty, bounding their own loops.
+/// Other ops with only empty outputs run no kernel at all.
+template <class Op>
+constexpr bool checks_input_values = requires { requires Op::checks_input_values; };
 
 template <class... Ops>
 struct OpList {
@@ -106,6 +112,13 @@ using AnyOp = Registry::Variant;
 
 inline std::string_view op_name(const AnyOp& op) {
   return std::visit([](const auto& o) -> std::string_view { return o.name; }, op);
+}
+
+/// True when a node of `op` with outputs of these types runs no kernel:
+/// every output is empty and the op checks no input values.
+inline bool nothing_to_compute(const AnyOp& op, const Types& outputs) {
+  const bool checks = std::visit([](const auto& o) { return checks_input_values<std::decay_t<decltype(o)>>; }, op);
+  return !checks && std::all_of(outputs.begin(), outputs.end(), [](const TensorType& t) { return t.elements() == 0; });
 }
 
 inline Arity op_arity(const AnyOp& op) {

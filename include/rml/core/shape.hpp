@@ -37,14 +37,24 @@ inline std::int64_t checked_add(std::int64_t a, std::int64_t b, std::string_view
   return sum;
 }
 
-/// Element count of a shape; rejects negative dimensions and overflow.
+/// The most elements a tensor may have: its byte size (8 bytes an element at
+/// most) and every offset into it, aligned, then fit in 63 bits with room.
+inline constexpr std::int64_t max_elements = std::int64_t(1) << 58;
+
+/// Element count of a shape; rejects negative dimensions, overflow, and
+/// counts above max_elements (whose byte sizes would not fit).
 inline std::int64_t element_count(std::span<const std::int64_t> dims,
                                   std::string_view what = "shape") {
-  std::int64_t count = 1;
+  bool empty = false;
   for (std::int64_t d : dims) {
     if (d < 0) fail(what, ": negative dimension in ", to_string(dims));
-    count = checked_mul(count, d, what);
+    empty |= d == 0;
   }
+  if (empty) return 0;  // [2^40, 2^40, 0] is empty, whatever its other dimensions multiply to
+  std::int64_t count = 1;
+  for (std::int64_t d : dims) count = checked_mul(count, d, what);
+  if (count > max_elements)
+    fail(what, ": ", to_string(dims), " has ", count, " elements, more than the 2^58 any tensor may have");
   return count;
 }
 
@@ -85,10 +95,13 @@ inline Shape broadcast_shapes(std::span<const std::int64_t> a, std::span<const s
   return out;
 }
 
-/// Row-major strides of a shape, in elements.
+/// Row-major strides of a shape, in elements. Only an empty shape ([0, 2^40,
+/// 2^40]) has strides beyond 64 bits; nothing is addressed through them, so
+/// those are 0 rather than a signed overflow.
 inline Shape contiguous_strides(std::span<const std::int64_t> dims) {
   Shape strides(dims.size(), 1);
-  for (std::size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  for (std::size_t i = dims.size(); i-- > 1;)
+    if (__builtin_mul_overflow(strides[i], dims[i], &strides[i - 1])) strides[i - 1] = 0;
   return strides;
 }
 

@@ -3,6 +3,7 @@
 // (exec/dispatch.hpp), then memory laid out from lifetimes (exec/memory.hpp).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 
 #include "rml/exec/memory.hpp"
@@ -15,7 +16,24 @@ struct Plan : MemoryLayout {
   std::size_t packed_weight_bytes = 0;  // constant matmul operands, packed once each
 };
 
+/// A node (or fused group) whose every output is empty: nothing to compute,
+/// so no loop runs over the other dimensions of an empty tensor and no
+/// scratch or table is sized by them.
+class EmptyOutputKernel final : public Kernel {
+ public:
+  void run(RunContext&) const override {}
+  std::string describe() const override { return "nothing to compute (empty output)"; }
+};
+
 namespace plan_detail {
+
+/// True when what the kernel for node `n` would write is all empty and no op
+/// it covers checks input values (registry.hpp, nothing_to_compute).
+inline bool nothing_to_compute(const PlanContext& ctx, const Node& node, const std::vector<ValueId>& writes) {
+  Types written;
+  for (ValueId v : writes) written.push_back(ctx.type(v));
+  return rml::nothing_to_compute(node.op, written);
+}
 
 /// The kernel for node `n`, or nullptr when `n` runs inside another kernel
 /// (a group member that is not its root, an absorbed broadcast, an epilogue
@@ -26,7 +44,12 @@ inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fus
   if (fusion.absorbed(n) || (fusion.in_group(n) && !fusion.is_root(n)) || fusion.is_epilogue_producer(n)) return nullptr;
   std::unique_ptr<Kernel> kernel;
   std::vector<std::size_t> covered{n};
-  if (fusion.in_group(n)) {
+  const std::vector<ValueId> writes = fusion.in_group(n) ? std::vector<ValueId>{node.outputs[0]} : node.outputs;
+  if (nothing_to_compute(ctx, node, writes)) {
+    kernel = std::make_unique<EmptyOutputKernel>();
+    if (fusion.in_group(n)) covered = fusion.members(n);
+    if (const auto producer = fusion.epilogue_producer(n)) covered.insert(covered.begin(), *producer);
+  } else if (fusion.in_group(n)) {
     covered = fusion.members(n);
     if (const auto producer = fusion.epilogue_producer(n)) {
       kernel = make_kernel(ctx, ctx.graph.nodes[*producer], fusion.epilogue(*producer, n));
@@ -50,7 +73,7 @@ inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fus
           std::find(kernel->reads.begin(), kernel->reads.end(), read) == kernel->reads.end())
         kernel->reads.push_back(read);
     }
-  kernel->writes = fusion.in_group(n) ? std::vector<ValueId>{node.outputs[0]} : node.outputs;
+  kernel->writes = writes;
   return kernel;
 }
 

@@ -3,9 +3,9 @@
 // through either way.
 #pragma once
 
-#include <set>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +14,65 @@
 
 namespace rml {
 
+namespace json_detail {
+
+/// A SAX handler that builds the document with nlohmann's own DOM builder
+/// while checking depth and duplicate keys as the events pass: linear in the
+/// text (nlohmann's parse callback re-walks each finished container, which
+/// made 100k-node graphs quadratic).
+class StrictDomBuilder {
+ public:
+  using Json = nlohmann::json;
+  StrictDomBuilder(Json& result, const std::string& what, int max_depth)
+      : dom_(result, /*allow_exceptions=*/true), what_(what), max_depth_(max_depth) {}
+
+  bool null() { return dom_.null(); }
+  bool boolean(bool value) { return dom_.boolean(value); }
+  bool number_integer(Json::number_integer_t value) { return dom_.number_integer(value); }
+  bool number_unsigned(Json::number_unsigned_t value) { return dom_.number_unsigned(value); }
+  bool number_float(Json::number_float_t value, const Json::string_t& text) { return dom_.number_float(value, text); }
+  bool string(Json::string_t& value) { return dom_.string(value); }
+  bool binary(Json::binary_t& value) { return dom_.binary(value); }
+  bool start_object(std::size_t elements) {
+    enter();
+    keys_of_open_objects_.emplace_back();
+    return dom_.start_object(elements);
+  }
+  bool key(Json::string_t& key) {
+    if (!keys_of_open_objects_.back().insert(key).second) fail(what_, " has duplicate key '", key, "'");
+    return dom_.key(key);
+  }
+  bool end_object() {
+    --depth_;
+    keys_of_open_objects_.pop_back();
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t elements) {
+    enter();
+    return dom_.start_array(elements);
+  }
+  bool end_array() {
+    --depth_;
+    return dom_.end_array();
+  }
+  template <class Exception>
+  bool parse_error(std::size_t, const std::string&, const Exception& error) {
+    fail(what_, " is not valid JSON: ", error.what());
+  }
+
+ private:
+  void enter() {
+    if (++depth_ > max_depth_) fail(what_, " nests deeper than ", max_depth_, " levels");
+  }
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  const std::string& what_;
+  int max_depth_;
+  int depth_ = 0;
+  std::vector<std::unordered_set<std::string>> keys_of_open_objects_;
+};
+
+}  // namespace json_detail
+
 /// Parses `text`, rejecting NUL bytes, duplicate keys at any depth and
 /// nesting deeper than `max_depth`. Errors start with `what`.
 inline nlohmann::json parse_json_strict(std::string_view text, const std::string& what, int max_depth) {
@@ -21,28 +80,14 @@ inline nlohmann::json parse_json_strict(std::string_view text, const std::string
   // follows it; JSON never allows a raw NUL anyway.
   if (const auto nul = text.find('\0'); nul != std::string_view::npos)
     fail(what, " is not valid JSON: NUL byte at offset ", nul);
-
-  using Event = nlohmann::json::parse_event_t;
-  std::vector<std::set<std::string>> keys_of_open_objects;
-  int depth = 0;
-  auto check_structure = [&](int, Event event, nlohmann::json& parsed) {
-    if (event == Event::object_start || event == Event::array_start) {
-      if (++depth > max_depth) fail(what, " nests deeper than ", max_depth, " levels");
-      if (event == Event::object_start) keys_of_open_objects.emplace_back();
-    } else if (event == Event::object_end || event == Event::array_end) {
-      --depth;
-      if (event == Event::object_end) keys_of_open_objects.pop_back();
-    } else if (event == Event::key) {
-      const auto& key = parsed.get_ref<const std::string&>();
-      if (!keys_of_open_objects.back().insert(key).second) fail(what, " has duplicate key '", key, "'");
-    }
-    return true;
-  };
+  nlohmann::json result;
+  json_detail::StrictDomBuilder builder(result, what, max_depth);
   try {
-    return nlohmann::json::parse(text.begin(), text.end(), check_structure);
+    nlohmann::json::sax_parse(text.begin(), text.end(), &builder);
   } catch (const nlohmann::json::exception& e) {
     fail(what, " is not valid JSON: ", e.what());
   }
+  return result;
 }
 
 }  // namespace rml

@@ -26,7 +26,7 @@ template <class Op>
 std::int64_t window_output_size(const Op& op, std::int64_t input, std::int64_t kernel, int axis) {
   const std::int64_t padded =
       checked_add(checked_add(input, op.pads[axis], "padded input"), op.pads[axis + 2], "padded input");
-  const std::int64_t extent = checked_mul(op.dilations[axis], kernel - 1, "window extent") + 1;
+  const std::int64_t extent = checked_add(checked_mul(op.dilations[axis], kernel - 1, "window extent"), 1, "window extent");
   if (extent > padded)
     fail("window of extent ", extent, " does not fit the padded input of size ", padded,
          " on spatial axis ", axis);
@@ -59,8 +59,9 @@ struct Conv2d {
     if (groups < 1) fail("attribute 'groups' must be positive, got ", groups);
     if (x[1] % groups != 0 || w[0] % groups != 0)
       fail("groups = ", groups, " must divide the input channels ", x[1], " and output channels ", w[0]);
-    if (w[1] * groups != x[1])
-      fail("weight ", to_string(w), " expects ", w[1] * groups, " input channels, input ",
+    const std::int64_t expected_channels = checked_mul(w[1], groups, "weight channels x groups");
+    if (expected_channels != x[1])
+      fail("weight ", to_string(w), " expects ", expected_channels, " input channels, input ",
            to_string(x), " has ", x[1]);
     if (in.size() == 3 && in[2].shape != Shape{w[0]})
       fail("bias must have shape [", w[0], "], got ", to_string(in[2].shape));
@@ -79,14 +80,29 @@ Types pool_infer(const Pool& op, InputTypes in) {
   require_rank(in[0], 4, 0);
   // A window lying wholly in padding would have no input to pool.
   for (int axis = 0; axis < 2; ++axis) {
-    const std::int64_t extent = checked_mul(op.dilations[axis], op.kernel[axis] - 1, "window extent") + 1;
+    const std::int64_t extent =
+        checked_add(checked_mul(op.dilations[axis], op.kernel[axis] - 1, "window extent"), 1, "window extent");
     if (op.pads[axis] >= extent || op.pads[axis + 2] >= extent)
       fail("attribute 'pads' ", to_string(op.pads), " must be smaller than the window extent ", extent,
            " on spatial axis ", axis);
   }
+  checked_mul(op.kernel[0], op.kernel[1], "window size");  // avg_pool2d's count_include_pad divisor
   const Shape& x = in[0].shape;
   return {{DType::f32,
            {x[0], x[1], window_output_size(op, x[2], op.kernel[0], 0), window_output_size(op, x[3], op.kernel[1], 1)}}};
+}
+
+/// The taps [first, last) of a window along one axis whose input positions
+/// `start + i * dilation` lie inside [0, size): kernels loop over these, so a
+/// window of 10^12 taps, nearly all padding, costs only its real taps. The
+/// taps keep their order, so sums and maxima keep their bits.
+struct TapRange {
+  std::int64_t first, last;
+};
+inline TapRange taps_inside(std::int64_t start, std::int64_t size, std::int64_t taps, std::int64_t dilation) {
+  const std::int64_t first = start >= 0 ? 0 : std::min(taps, (-start - 1) / dilation + 1);
+  const std::int64_t last = start >= size ? 0 : std::min(taps, (size - 1 - start) / dilation + 1);
+  return {first, std::max(first, last)};
 }
 
 inline constexpr std::string_view pool_shape_rule =

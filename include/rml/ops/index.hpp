@@ -17,6 +17,7 @@ struct Gather {
   static constexpr std::string_view shape_rule =
       "out = data[:axis] + indices + data[axis+1:]";
   static constexpr Arity arity{2, 2};
+  static constexpr bool checks_input_values = true;  // every index, even for an empty output (NumPy's take)
   std::int64_t axis = 0;
   static constexpr auto fields() { return std::tuple{required("axis", &Gather::axis)}; }
   Types infer(InputTypes in) const {

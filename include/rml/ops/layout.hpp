@@ -24,8 +24,7 @@ struct Reshape {
 
   Shape resolve(const Shape& input) const {
     const std::int64_t count = element_count(input);
-    Shape out = shape;
-    std::int64_t known = 1;
+    Shape out = shape, given;
     int inferred = -1;
     for (std::size_t i = 0; i < out.size(); ++i) {
       if (out[i] == -1) {
@@ -34,9 +33,10 @@ struct Reshape {
       } else if (out[i] < 0) {
         fail("attribute 'shape' ", to_string(shape), " has a negative dimension");
       } else {
-        known = checked_mul(known, out[i], "attribute 'shape'");
+        given.push_back(out[i]);
       }
     }
+    const std::int64_t known = element_count(given, "attribute 'shape'");
     if (inferred >= 0) {
       if (known == 0 || count % known != 0)
         fail("cannot reshape ", to_string(input), " to ", to_string(shape));
@@ -175,7 +175,7 @@ struct Concat {
       if (!compatible)
         fail("input ", i, " has shape ", to_string(s), ", incompatible with ",
              to_string(in[0].shape), " for concatenation on axis ", axis);
-      out[a] += s[a];
+      out[a] = checked_add(out[a], s[a], "concatenated axis");
     }
     return {{in[0].dtype, out}};
   }

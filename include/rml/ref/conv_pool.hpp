@@ -15,15 +15,12 @@ namespace detail {
 template <class Window, class Fn>
 void for_each_tap(const Window& window, std::int64_t height, std::int64_t width, std::int64_t kh,
                   std::int64_t kw, std::int64_t oh, std::int64_t ow, Fn&& fn) {
-  for (std::int64_t i = 0; i < kh; ++i) {
-    const std::int64_t ih = oh * window.strides[0] - window.pads[0] + i * window.dilations[0];
-    if (ih < 0 || ih >= height) continue;
-    for (std::int64_t j = 0; j < kw; ++j) {
-      const std::int64_t iw = ow * window.strides[1] - window.pads[1] + j * window.dilations[1];
-      if (iw < 0 || iw >= width) continue;
-      fn(i, j, ih, iw);
-    }
-  }
+  const std::int64_t ih0 = oh * window.strides[0] - window.pads[0], iw0 = ow * window.strides[1] - window.pads[1];
+  const TapRange rows = taps_inside(ih0, height, kh, window.dilations[0]);
+  const TapRange columns = taps_inside(iw0, width, kw, window.dilations[1]);
+  for (std::int64_t i = rows.first; i < rows.last; ++i)
+    for (std::int64_t j = columns.first; j < columns.last; ++j)
+      fn(i, j, ih0 + i * window.dilations[0], iw0 + j * window.dilations[1]);
 }
 
 }  // namespace detail

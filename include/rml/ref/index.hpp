@@ -13,15 +13,17 @@ namespace rml::ref {
 inline void reference(const Gather& op, Inputs in, std::span<Tensor> out) {
   const Tensor& data = in[0];
   const std::size_t axis = normalize_axis(op.axis, data.rank(), "gather");
-  const std::int64_t outer = span_size(data.shape(), 0, axis), dim = data.shape()[axis];
-  const std::size_t block = static_cast<std::size_t>(span_size(data.shape(), axis + 1, data.rank())) *
-                            dtype_size(data.dtype());
+  const std::int64_t dim = data.shape()[axis];
   const auto indices = in[1].values<std::int32_t>();
   // Every index is checked, even when the output is empty.
   for (std::size_t i = 0; i < indices.size(); ++i)
     if (indices[i] < -dim || indices[i] >= dim)
       fail("gather: index ", indices[i], " at position ", i, " is out of range for axis ", op.axis,
            " of size ", dim);
+  if (out[0].elements() == 0) return;  // else `outer` could be 2^60 rows of nothing (or overflow)
+  const std::int64_t outer = span_size(data.shape(), 0, axis);
+  const std::size_t block = static_cast<std::size_t>(span_size(data.shape(), axis + 1, data.rank())) *
+                            dtype_size(data.dtype());
   std::byte* y = out[0].raw();
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::size_t i = 0; i < indices.size(); ++i) {

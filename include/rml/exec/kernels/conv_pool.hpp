@@ -283,14 +283,9 @@ class PoolKernel final : public Kernel {
       for (std::int64_t i = 0; i < kh; ++i)
         for (std::int64_t j = 0; j < kw; ++j) tap(in[(ih0 + i * dh) * width + iw0 + j * dw]);
     } else {
-      for (std::int64_t i = 0; i < kh; ++i) {
-        const std::int64_t ih = ih0 + i * dh;
-        if (ih < 0 || ih >= height) continue;
-        for (std::int64_t j = 0; j < kw; ++j) {
-          const std::int64_t iw = iw0 + j * dw;
-          if (iw >= 0 && iw < width) tap(in[ih * width + iw]);
-        }
-      }
+      const TapRange rows = taps_inside(ih0, height, kh, dh), columns = taps_inside(iw0, width, kw, dw);
+      for (std::int64_t i = rows.first; i < rows.last; ++i)
+        for (std::int64_t j = columns.first; j < columns.last; ++j) tap(in[(ih0 + i * dh) * width + iw0 + j * dw]);
     }
     return nan ? std::numeric_limits<float>::quiet_NaN() : acc;
   }
@@ -299,18 +294,13 @@ class PoolKernel final : public Kernel {
   /// the whole window when count_include_pad.
   float window_mean(const float* in, std::int64_t ih0, std::int64_t iw0) const {
     const std::int64_t height = x_shape_[2], width = x_shape_[3];
+    const std::int64_t dh = op_.dilations[0], dw = op_.dilations[1];
+    const TapRange rows = taps_inside(ih0, height, op_.kernel[0], dh);
+    const TapRange columns = taps_inside(iw0, width, op_.kernel[1], dw);
     double sum = 0;
-    std::int64_t taps = 0;
-    for (std::int64_t i = 0; i < op_.kernel[0]; ++i) {
-      const std::int64_t ih = ih0 + i * op_.dilations[0];
-      if (ih < 0 || ih >= height) continue;
-      for (std::int64_t j = 0; j < op_.kernel[1]; ++j) {
-        const std::int64_t iw = iw0 + j * op_.dilations[1];
-        if (iw < 0 || iw >= width) continue;
-        sum += in[ih * width + iw];
-        ++taps;
-      }
-    }
+    for (std::int64_t i = rows.first; i < rows.last; ++i)
+      for (std::int64_t j = columns.first; j < columns.last; ++j) sum += in[(ih0 + i * dh) * width + iw0 + j * dw];
+    const std::int64_t taps = (rows.last - rows.first) * (columns.last - columns.first);
     const std::int64_t count = op_.count_include_pad ? op_.kernel[0] * op_.kernel[1] : taps;
     return float(sum / double(count));
   }

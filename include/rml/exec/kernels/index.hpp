@@ -12,20 +12,22 @@ namespace rml::exec {
 /// take(data, indices, axis) as block copies; indices checked first.
 class GatherKernel final : public Kernel {
  public:
-  GatherKernel(ValueId data, ValueId indices, ValueId out, const Shape& data_shape, std::int64_t axis,
-               std::int64_t index_count)
+  GatherKernel(ValueId data, ValueId indices, ValueId out, const Shape& data_shape, const Shape& out_shape,
+               std::int64_t axis, std::int64_t index_count)
       : data_(data), indices_(indices), out_(out), count_(index_count), axis_(axis) {
-    outer_ = 1;
-    for (std::int64_t d = 0; d < axis; ++d) outer_ *= data_shape[d];
     dim_ = data_shape[axis];
-    block_ = 4;
-    for (std::size_t d = axis + 1; d < data_shape.size(); ++d) block_ *= data_shape[d];
+    // An empty output copies nothing (its leading dimensions alone may exceed
+    // 64 bits); a non-empty one bounds every product below.
+    empty_ = element_count(out_shape) == 0;
+    outer_ = empty_ ? 0 : element_count(std::span(data_shape).first(static_cast<std::size_t>(axis)));
+    block_ = empty_ ? 0 : 4 * element_count(std::span(data_shape).subspan(static_cast<std::size_t>(axis) + 1));
   }
   void run(RunContext& ctx) const override {
     const std::int32_t* idx = ctx.value<const std::int32_t>(indices_);
     for (std::int64_t i = 0; i < count_; ++i)
       if (idx[i] < -dim_ || idx[i] >= dim_)
         fail("gather: index ", idx[i], " at position ", i, " is out of range for axis ", axis_, " of size ", dim_);
+    if (empty_) return;
     const std::byte* data = ctx.slots[data_];
     std::byte* out = ctx.slots[out_];
     ctx.pool->parallel_for(outer_ * count_, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(block_, 1)),
@@ -42,6 +44,7 @@ class GatherKernel final : public Kernel {
  private:
   ValueId data_, indices_, out_;
   std::int64_t count_, axis_, outer_, dim_, block_;
+  bool empty_;
 };
 
 /// The k largest per row of the last axis; ties to the lowest index.
@@ -92,8 +95,8 @@ struct KernelFor<Gather> {
   static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Gather& op) {
     const Shape& data = ctx.type(node.inputs[0]).shape;
     const std::int64_t axis = normalize_axis(op.axis, data.size(), "gather");
-    return std::make_unique<GatherKernel>(node.inputs[0], node.inputs[1], node.outputs[0], data, axis,
-                                          element_count(ctx.type(node.inputs[1]).shape));
+    return std::make_unique<GatherKernel>(node.inputs[0], node.inputs[1], node.outputs[0], data, ctx.output_shape(node),
+                                          axis, element_count(ctx.type(node.inputs[1]).shape));
   }
 };
 

@@ -230,7 +230,9 @@ struct KernelFor<Slice> {
     StridedCopy copy{y, {}, contiguous_strides(y)};
     const auto ranges = op.ranges(x);
     for (std::size_t d = 0; d < ranges.size(); ++d) {
-      copy.src_strides.push_back(ranges[d].step * strides[d]);
+      // A step only matters between two taken elements, and then step * stride
+      // stays inside the tensor; a lone element's step may be 2^62.
+      copy.src_strides.push_back(ranges[d].count > 1 ? ranges[d].step * strides[d] : 0);
       copy.src_offset += ranges[d].start * strides[d];
     }
     return std::make_unique<CopyKernel>("slice", node.outputs[0], element_count(y), std::vector{std::pair{node.inputs[0], copy}});
