@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <set>
+#include <optional>
 #include <thread>
 
 using namespace rml;
@@ -1716,43 +1717,50 @@ TEST_CASE("determinism: a mid-size model is bit-identical for threads 1, 2 and 4
   CHECK(differing == 0);
 }
 
-TEST_CASE("determinism: 8 threads calling run concurrently on one Executor 1000 times each get identical bytes") {
+TEST_CASE("stress: 16 threads x 1000 runs, on one shared Executor and on one Executor each, give a single-thread run's bytes") {
   Rng rng(32);
   const Builder b = small_model(rng);
   const TensorMap inputs = inputs_of(b);
   const Model model(b.graph());
   check_graph(b.graph(), inputs, "small model");
-  for (int threads : {1, 2}) {
-    const Executor executor(model, {threads, true});
-    const TensorMap baseline = executor.run(inputs);
-    const Tensor& x = inputs.at("x");
-    std::atomic<int> mismatches{0}, errors{0};
-    std::vector<std::thread> callers;
-    for (int t = 0; t < 8; ++t)
-      callers.emplace_back([&, t] {
-        const Graph& g = model.graph();
-        std::vector<Tensor> outs;
-        for (const NamedValue& o : g.outputs) outs.emplace_back(g.type(o.value));
-        std::vector<OutputBuffer> out_buffers;
-        for (Tensor& o : outs) out_buffers.push_back({o.raw(), o.bytes()});
-        const InputBuffer in[] = {{x.raw(), x.bytes()}};
-        try {
-          for (int run = 0; run < 1000; ++run) {
-            if ((run + t) % 100 == 0) {  // the named-tensor API too
-              mismatches += !same_bytes(executor.run(inputs), baseline);
-              continue;
+  const TensorMap baseline = Executor(model, {1, true}).run(inputs);
+  for (const bool shared : {true, false}) {
+    for (int threads : {1, 2}) {
+      CAPTURE(shared);
+      CAPTURE(threads);
+      const Executor shared_executor(model, {threads, true});
+      const Tensor& x = inputs.at("x");
+      std::atomic<int> mismatches{0}, errors{0};
+      std::vector<std::thread> callers;
+      for (int t = 0; t < 16; ++t)
+        callers.emplace_back([&, t] {
+          std::optional<Executor> own;
+          if (!shared) own.emplace(model, ExecutorOptions{threads, true});
+          const Executor& executor = shared ? shared_executor : *own;
+          const Graph& g = model.graph();
+          std::vector<Tensor> outs;
+          for (const NamedValue& o : g.outputs) outs.emplace_back(g.type(o.value));
+          std::vector<OutputBuffer> out_buffers;
+          for (Tensor& o : outs) out_buffers.push_back({o.raw(), o.bytes()});
+          const InputBuffer in[] = {{x.raw(), x.bytes()}};
+          try {
+            for (int run = 0; run < 1000; ++run) {
+              if ((run + t) % 100 == 0) {  // the named-tensor API too
+                mismatches += !same_bytes(executor.run(inputs), baseline);
+                continue;
+              }
+              executor.run(in, out_buffers);
+              for (std::size_t o = 0; o < outs.size(); ++o)
+                mismatches += !outs[o].bitwise_equal(baseline.at(g.outputs[o].name));
             }
-            executor.run(in, out_buffers);
-            for (std::size_t o = 0; o < outs.size(); ++o)
-              mismatches += !outs[o].bitwise_equal(baseline.at(g.outputs[o].name));
+          } catch (...) {
+            ++errors;
           }
-        } catch (...) {
-          ++errors;
-        }
-      });
-    for (auto& c : callers) c.join();
-    CHECK_MESSAGE(mismatches.load() == 0, "threads per run = ", threads);
-    CHECK(errors.load() == 0);
+        });
+      for (auto& c : callers) c.join();
+      CHECK(mismatches.load() == 0);
+      CHECK(errors.load() == 0);
+    }
   }
 }
 
