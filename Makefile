@@ -11,7 +11,7 @@ DEBIAN_PACKAGES := g++ make cmake ccache libeigen3-dev xtensor-dev nlohmann-json
                    libbenchmark-dev libflatbuffers-dev flatbuffers-compiler pybind11-dev \
                    python3-venv python3-pip graphviz
 
-.PHONY: all deps venv configure build test demo fixtures bench bench-frameworks example-model ops-doc docs compile-time clean
+.PHONY: all deps venv configure build test test-asan test-tsan test-sanitize demo fixtures bench bench-frameworks example-model ops-doc docs compile-time clean
 
 all: build
 
@@ -50,6 +50,25 @@ build: configure
 # The whole suite: C++ doctest binaries and the Python tier, all run by ctest.
 test: venv build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+# The C++ suites built with AddressSanitizer + UndefinedBehaviorSanitizer (any
+# report fails the run), then with ThreadSanitizer; the Python tier and the
+# compile-failure checks are left to `make test`. An allocation too large for
+# the machine is a reported error, as in a normal build (allocator_may_return_null).
+SANITIZED_TESTS := -E 'python_tier|compile_'
+test-asan: deps
+	cmake -S . -B $(BUILD_DIR)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRML_SANITIZE=address,undefined
+	cmake --build $(BUILD_DIR)-asan -j $(JOBS)
+	ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(BUILD_DIR)-asan --output-on-failure -j $(JOBS) $(SANITIZED_TESTS)
+
+test-tsan: deps
+	cmake -S . -B $(BUILD_DIR)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRML_SANITIZE=thread
+	cmake --build $(BUILD_DIR)-tsan -j $(JOBS)
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --test-dir $(BUILD_DIR)-tsan --output-on-failure -j $(JOBS) $(SANITIZED_TESTS)
+
+test-sanitize: test-asan test-tsan
 
 # Exports a zoo model from PyTorch, runs it with the C++ `rml` tool and prints
 # the agreement with PyTorch and both latencies (tools/demo.py --help for options).

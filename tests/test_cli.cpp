@@ -298,6 +298,28 @@ TEST_CASE("graphs implying unbounded work finish at once: a result or a named er
     }
 }
 
+TEST_CASE("--limits bounds what loading may cost: over a limit is exit 1 naming it, before the allocation") {
+  const std::string example = quoted(std::filesystem::path(RML_SOURCE_DIR) / "examples" / "tiny_classifier.json");
+  for (const std::string command : {"validate", "run", "info", "opt -o /dev/null/never"}) {
+    CAPTURE(command);
+    const Run r = rml_cli(command + " " + example + " --limits max_nodes=1");
+    CHECK(r.exit_code == 1);
+    CHECK_MESSAGE(r.err.find("exceeds the limit of 1 (LoadOptions::max_nodes)") != std::string::npos, r.err);
+  }
+  CHECK(rml_cli("run " + example + " --limits max_nodes=100,max_tensor_elements=100000").exit_code == 0);
+  // A 10^10-element broadcast (a 40 GB arena) refused while the plan is made, not on allocation.
+  TempDir dir;
+  spit(dir / "g.json", R"({"format": "rml-graph", "version": 1, "inputs": [{"name": "x", "value": 0}],
+"outputs": [{"name": "y", "value": 1}], "values": [{"id": 0, "dtype": "f32", "shape": [1]},
+{"id": 1, "dtype": "f32", "shape": [100000, 100000]}],
+"nodes": [{"op": "broadcast_to", "inputs": [0], "outputs": [1], "attrs": {"shape": [100000, 100000]}}]})");
+  const Run r = rml_cli("run " + quoted(dir / "g.json") + " --limits max_memory_bytes=1000000000");
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(r.err.find("(LoadOptions::max_memory_bytes)") != std::string::npos, r.err);
+  CHECK(rml_cli("validate " + quoted(dir / "g.json") + " --limits max_tensor_elements=1000000").exit_code == 1);
+  CHECK(rml_cli("validate " + example + " --limits max_bogus=1").err.find("unknown limit 'max_bogus'") != std::string::npos);
+}
+
 TEST_CASE("rml tensors dumps a safetensors file exactly as JSON") {
   TempDir dir;
   write_safetensors(dir / "t.safetensors", {{"a", Tensor::from<float>({2}, {0.1f, -2})}, {"n", Tensor::from<std::int32_t>({1}, {-7})}});

@@ -10,6 +10,7 @@
 #include "executor_test_util.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <numeric>
 #include <set>
@@ -1762,6 +1763,31 @@ TEST_CASE("stress: 16 threads x 1000 runs, on one shared Executor and on one Exe
       CHECK(errors.load() == 0);
     }
   }
+}
+
+TEST_CASE("a run stops between kernels when cancelled or past its deadline; the limit on working memory is checked") {
+  Rng rng(33);
+  const Builder b = small_model(rng);
+  const TensorMap inputs = inputs_of(b);
+  const Executor executor(Model(b.graph()), {1, true});
+  const TensorMap baseline = executor.run(inputs);
+  std::atomic<bool> cancel{true};
+  CHECK_THROWS_WITH_AS(executor.run(inputs, {.cancel = &cancel}), doctest::Contains("run cancelled after 0 of"), Error);
+  cancel = false;
+  CHECK(same_bytes(executor.run(inputs, {.cancel = &cancel}), baseline));
+  const auto now = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(executor.run(inputs, {.deadline = now}), doctest::Contains("run stopped at its deadline"), Error);
+  CHECK(same_bytes(executor.run(inputs, {.deadline = now + std::chrono::hours(1)}), baseline));
+  CHECK(same_bytes(executor.run(inputs), baseline));  // a stopped run leaves no trace in the next
+
+  const std::uint64_t needed = executor.working_memory_bytes();
+  REQUIRE(needed > 0);
+  LoadOptions limits;
+  limits.max_memory_bytes = needed;
+  CHECK(same_bytes(Executor(Model(b.graph(), limits), {1, true}).run(inputs), baseline));
+  limits.max_memory_bytes = needed - 1;
+  const std::string expected = "exceeds the limit of " + std::to_string(needed - 1) + " (LoadOptions::max_memory_bytes)";
+  CHECK_THROWS_WITH_AS(Executor(Model(b.graph(), limits), {1, true}), doctest::Contains(expected.c_str()), Error);
 }
 
 // ================================================================ errors

@@ -263,6 +263,36 @@ TEST_CASE("a full disk, a read-only folder and planted symlinks leave the previo
   }
 }
 
+TEST_CASE("LoadOptions: every limit is checked while loading and named in the error") {
+  TempDir dir;
+  test::small_model().write(dir / "m.json");
+  CHECK(read_graph(dir / "m.json", LoadOptions{}).nodes.size() == 4);  // the defaults admit it
+  const std::pair<const char*, const char*> too_tight[] = {
+      {"max_graph_bytes=100", "LoadOptions::max_graph_bytes"},
+      {"max_weights_bytes=100", "LoadOptions::max_weights_bytes"},
+      {"max_header_bytes=10", "LoadOptions::max_header_bytes"},
+      {"max_json_depth=2", "nests deeper than 2 levels"},
+      {"max_nodes=3", "nodes: 4 exceeds the limit of 3 (LoadOptions::max_nodes)"},
+      {"max_values=3", "LoadOptions::max_values"},
+      {"max_rank=1", "rank: 2 exceeds the limit of 1 (LoadOptions::max_rank)"},
+      {"max_tensor_elements=11", "value 1 elements: 12 exceeds the limit of 11 (LoadOptions::max_tensor_elements)"},
+  };
+  for (const auto& [limit, phrase] : too_tight) {
+    CAPTURE(limit);
+    LoadOptions options;
+    set_limits(options, limit);
+    CHECK_THROWS_WITH_AS(read_graph(dir / "m.json", options), doctest::Contains(phrase), Error);
+  }
+  LoadOptions options;
+  set_limits(options, "max_nodes=4,max_rank=2");
+  CHECK(options.max_nodes == 4);
+  CHECK(options.max_rank == 2);
+  CHECK(read_graph(dir / "m.json", options).nodes.size() == 4);  // limits are inclusive
+  CHECK_THROWS_WITH_AS(set_limits(options, "max_bogus=1"), doctest::Contains("unknown limit 'max_bogus' (limits: max_graph_bytes"), Error);
+  CHECK_THROWS_WITH_AS(set_limits(options, "max_nodes=-1"), doctest::Contains("needs a non-negative integer"), Error);
+  CHECK_THROWS_WITH_AS(set_limits(options, "max_nodes"), doctest::Contains("must be NAME=VALUE"), Error);
+}
+
 TEST_CASE("writing leaves no temporary file, and a failed write leaves nothing") {
   TempDir dir;
   test::small_model().write(dir / "m.json");

@@ -52,6 +52,11 @@ commands:
         the graph as Graphviz DOT (same as convert --to dot)
   tensors FILE.safetensors [--json]
         list (or dump as JSON) the tensors of a safetensors file
+
+run, info, opt, validate, convert and dot take --limits NAME=N,NAME=N,... to
+bound what loading costs (rml::LoadOptions: max_graph_bytes, max_weights_bytes,
+max_header_bytes, max_json_depth, max_nodes, max_values, max_rank,
+max_tensor_elements, max_memory_bytes); a model over a limit is an error naming it.
 )";
 
 struct UsageError {
@@ -213,6 +218,13 @@ void print_profile(const rml::Executor& executor, const rml::TensorMap& inputs, 
   }
 }
 
+/// The loading limits from --limits NAME=N,... (rml::LoadOptions).
+rml::LoadOptions limits_of(const Arguments& args) {
+  rml::LoadOptions limits;
+  if (auto text = args.option("--limits")) rml::set_limits(limits, *text);
+  return limits;
+}
+
 /// The files a model is read from: its JSON and the weights file it names.
 std::vector<std::filesystem::path> model_files(const std::filesystem::path& model) {
   std::vector<std::filesystem::path> files{model};
@@ -233,7 +245,7 @@ void refuse_overwriting(const std::vector<std::filesystem::path>& inputs,
 }
 
 int run_command(int argc, char** argv) {
-  const Arguments args(argc, argv, {"--inputs", "--output", "--seed", "--threads", "--repeat"},
+  const Arguments args(argc, argv, {"--inputs", "--output", "--seed", "--threads", "--repeat", "--limits"},
                        {"--no-fuse", "--reference", "--profile"});
   const std::string& model = args.only_positional("MODEL.json");
   std::uint64_t seed = 0;
@@ -252,7 +264,7 @@ int run_command(int argc, char** argv) {
     if (inputs_path) read.push_back(*inputs_path);
     refuse_overwriting(read, {*out});
   }
-  const rml::Model loaded = rml::load(model);
+  const rml::Model loaded = rml::load(model, limits_of(args));
   const rml::Graph& graph = loaded.graph();
   const rml::TensorMap inputs = inputs_path ? read_inputs(*inputs_path) : made_up_inputs(graph, seed);
   rml::TensorMap outputs;
@@ -289,9 +301,9 @@ int run_command(int argc, char** argv) {
 }
 
 int info_command(int argc, char** argv) {
-  const Arguments args(argc, argv, {"--threads"}, {"--no-fuse"});
+  const Arguments args(argc, argv, {"--threads", "--limits"}, {"--no-fuse"});
   const std::string& model = args.only_positional("MODEL.json");
-  const rml::Model loaded = rml::load(model);
+  const rml::Model loaded = rml::load(model, limits_of(args));
   const rml::Graph& graph = loaded.graph();
   std::cout << model << "\ninputs:\n";
   for (const rml::NamedValue& in : graph.inputs)
@@ -327,7 +339,7 @@ std::map<std::string, int> op_histogram(const rml::Graph& graph) {
 }
 
 int opt_command(int argc, char** argv) {
-  const Arguments args(argc, argv, {"--output", "--passes"}, {"--print-counts"});
+  const Arguments args(argc, argv, {"--output", "--passes", "--limits"}, {"--print-counts"});
   const std::string& input = args.only_positional("IN.json");
   const auto output = args.option("--output");
   if (!output) throw UsageError{"opt needs -o OUT.json"};
@@ -338,7 +350,7 @@ int opt_command(int argc, char** argv) {
       if (!name.empty()) passes.push_back(name);
   }
   refuse_overwriting(model_files(input), {*output, std::filesystem::path(*output).replace_extension(".safetensors")});
-  rml::Graph graph = rml::read_graph(input);
+  rml::Graph graph = rml::read_graph(input, limits_of(args));
   const auto before = op_histogram(graph);
   const std::size_t nodes_before = graph.nodes.size();
   const rml::passes::PassReport report = rml::passes::run_passes(graph, passes);
@@ -362,8 +374,8 @@ int opt_command(int argc, char** argv) {
 }
 
 int validate_command(int argc, char** argv) {
-  const Arguments args(argc, argv, {}, {});
-  const rml::Graph graph = rml::read_graph(args.only_positional("MODEL.json"));
+  const Arguments args(argc, argv, {"--limits"}, {});
+  const rml::Graph graph = rml::read_graph(args.only_positional("MODEL.json"), limits_of(args));
   std::cout << "ok: " << graph.nodes.size() << " nodes, " << graph.values.size() << " values\n";
   return 0;
 }
@@ -389,9 +401,9 @@ int ops_command(int argc, char** argv) {
 
 /// Converts MODEL to `format` and writes OUT and its sidecar as a pair.
 int write_converted(const std::string& model_path, const std::string& format, const std::string& out,
-                    std::size_t external_threshold) {
+                    std::size_t external_threshold, const rml::LoadOptions& limits) {
   refuse_overwriting(model_files(model_path), {out, out + ".data"});
-  const rml::Graph graph = rml::read_graph(model_path);
+  const rml::Graph graph = rml::read_graph(model_path, limits);
   rml::emit::ConvertOptions options;
   options.external_threshold = external_threshold;
   const rml::emit::ConvertedModel model = rml::emit::write_converted(format, graph, out, options);
@@ -402,7 +414,7 @@ int write_converted(const std::string& model_path, const std::string& format, co
 }
 
 int convert_command(int argc, char** argv) {
-  const Arguments args(argc, argv, {"--to", "--output", "--external-threshold"}, {"--check", "--list"});
+  const Arguments args(argc, argv, {"--to", "--output", "--external-threshold", "--limits"}, {"--check", "--list"});
   if (args.option("--list")) {
     if (!args.positional.empty()) throw UsageError{"convert --list takes no model"};
     rml::emit::Converters::for_each([](auto type) {
@@ -417,7 +429,7 @@ int convert_command(int argc, char** argv) {
   if (!rml::emit::Converters::has(*format)) throw UsageError{"unknown format '" + *format + "' (see rml convert --list)"};
   if (args.option("--check")) {
     if (args.option("--output")) throw UsageError{"convert --check writes nothing: drop -o"};
-    const auto unsupported = rml::emit::Converters::preflight(*format, rml::read_graph(model));
+    const auto unsupported = rml::emit::Converters::preflight(*format, rml::read_graph(model, limits_of(args)));
     for (const auto& u : unsupported) std::cout << rml::emit::describe(u) << "\n";
     std::cout << model << ": " << (unsupported.empty() ? "every node converts to " : std::to_string(unsupported.size()) + " node(s) cannot be converted to ")
               << *format << "\n";
@@ -426,14 +438,14 @@ int convert_command(int argc, char** argv) {
   const auto out = args.option("--output");
   if (!out) throw UsageError{"convert needs -o OUT (or --check)"};
   const std::size_t threshold = static_cast<std::size_t>(positive_option(args, "--external-threshold", 1024));
-  return write_converted(model, *format, *out, threshold);
+  return write_converted(model, *format, *out, threshold, limits_of(args));
 }
 
 int dot_command(int argc, char** argv) {
-  const Arguments args(argc, argv, {"--output"}, {});
+  const Arguments args(argc, argv, {"--output", "--limits"}, {});
   const auto out = args.option("--output");
   if (!out) throw UsageError{"dot needs -o OUT.dot"};
-  return write_converted(args.only_positional("MODEL.json"), "dot", *out, 1024);
+  return write_converted(args.only_positional("MODEL.json"), "dot", *out, 1024, limits_of(args));
 }
 
 int tensors_command(int argc, char** argv) {

@@ -28,14 +28,16 @@
 namespace rml {
 
 /// Reads a whole file into memory. `limit` bounds the size accepted (checked
-/// before anything is allocated).
-inline std::string read_file(const std::filesystem::path& path,
-                             std::uintmax_t limit = std::uintmax_t(1) << 40) {
+/// before anything is allocated); `limit_name` names it in the error.
+inline std::string read_file(const std::filesystem::path& path, std::uintmax_t limit = std::uintmax_t(1) << 40,
+                             std::string_view limit_name = "") {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) fail(path.string(), ": not a readable file");
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) fail(path.string(), ": cannot read its size: ", ec.message());
-  if (size > limit) fail(path.string(), ": file of ", size, " bytes exceeds the limit of ", limit);
+  if (size > limit)
+    fail(path.string(), ": file of ", size, " bytes exceeds the limit of ", limit, limit_name.empty() ? "" : " (",
+         limit_name, limit_name.empty() ? "" : ")");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path.string(), ": cannot open for reading");
   std::string bytes(static_cast<std::size_t>(size), '\0');

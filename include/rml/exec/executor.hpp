@@ -9,9 +9,11 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "rml/exec/plan.hpp"
 
@@ -20,6 +22,14 @@ namespace rml {
 struct ExecutorOptions {
   int threads = 1;   ///< threads per run, the caller's included
   bool fuse = true;  ///< fuse elementwise chains and matmul/conv epilogues
+};
+
+/// A way to stop a run between kernels: a flag another thread sets, or a
+/// deadline. A stopped run throws rml::Error; its output buffers hold partial
+/// results.
+struct RunControl {
+  const std::atomic<bool>* cancel = nullptr;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 /// A caller's buffer for one input: exactly the input's bytes, row-major.
@@ -38,6 +48,8 @@ class Executor {
   explicit Executor(const Model& model, ExecutorOptions options = {})
       : model_(model), options_(options), plan_(exec::compile_plan(model, options.fuse)) {
     if (options_.threads < 1) fail("ExecutorOptions::threads must be at least 1, got ", options_.threads);
+    check_limit(working_memory_bytes(), model.limits().max_memory_bytes, "the executor's working memory in bytes",
+                "LoadOptions::max_memory_bytes");
     idle_.reserve(64);
   }
   ~Executor() = default;
@@ -50,16 +62,30 @@ class Executor {
   std::size_t arena_bytes() const { return plan_.arena_bytes; }
   /// Memory the plan holds in prepacked weights (on top of the model's constants).
   std::size_t packed_weight_bytes() const { return plan_.packed_weight_bytes; }
+  /// What a run needs besides the model and its inputs: packed weights, a
+  /// run context's arena and scratch, and the outputs (checked against
+  /// LoadOptions::max_memory_bytes when the plan is made).
+  std::uint64_t working_memory_bytes() const {
+    std::uint64_t outputs = 0;
+    for (const NamedValue& out : model_.graph().outputs) {
+      const TensorType& type = model_.graph().type(out.value);
+      outputs += std::uint64_t(type.elements()) * dtype_size(type.dtype);
+    }
+    return std::uint64_t(plan_.packed_weight_bytes) + plan_.arena_bytes + plan_.shared_scratch_bytes +
+           std::uint64_t(plan_.thread_scratch_stride) * std::uint64_t(options_.threads) + outputs;
+  }
   const exec::Plan& plan() const { return plan_; }
 
   /// Zero-copy run: inputs and outputs in graph order, in the caller's memory.
-  void run(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs) const {
-    run_timed(inputs, outputs, {});
+  /// `control` may stop it between kernels.
+  void run(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
+           const RunControl& control = {}) const {
+    run_timed(inputs, outputs, {}, control);
   }
 
   /// Named tensors in, named tensors out (allocates the outputs).
-  TensorMap run(const TensorMap& inputs) const {
-    return run_buffers(inputs, [&](auto in, auto out) { run(in, out); });
+  TensorMap run(const TensorMap& inputs, const RunControl& control = {}) const {
+    return run_buffers(inputs, [&](auto in, auto out) { run(in, out, control); });
   }
 
   /// Seconds each kernel of the plan takes, in plan order: the median over
@@ -102,7 +128,7 @@ class Executor {
  private:
   /// Runs the kernels; with `kernel_seconds` (one per kernel), times each.
   void run_timed(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
-                 std::span<double> kernel_seconds) const {
+                 std::span<double> kernel_seconds, const RunControl& control = {}) const {
     const Graph& g = model_.graph();
     if (inputs.size() != g.inputs.size()) fail("run: the model has ", g.inputs.size(), " inputs, got ", inputs.size());
     if (outputs.size() != g.outputs.size()) fail("run: the model has ", g.outputs.size(), " outputs, got ", outputs.size());
@@ -116,7 +142,15 @@ class Executor {
     for (ValueId alias : plan_.run_aliases) c.slots[alias] = c.slots[plan_.alias_of[alias]];
     exec::RunContext run{c.slots.data(), c.pool.get(), c.shared_scratch.raw(), c.thread_scratch.raw(),
                          plan_.thread_scratch_stride};
-    if (kernel_seconds.empty()) {
+    if (control.cancel || control.deadline) {
+      for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
+        if (control.cancel && control.cancel->load(std::memory_order_relaxed))
+          fail("run cancelled after ", k, " of ", plan_.kernels.size(), " kernels");
+        if (control.deadline && std::chrono::steady_clock::now() >= *control.deadline)
+          fail("run stopped at its deadline after ", k, " of ", plan_.kernels.size(), " kernels");
+        plan_.kernels[k]->run(run);
+      }
+    } else if (kernel_seconds.empty()) {
       for (const auto& kernel : plan_.kernels) kernel->run(run);
     } else {
       for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {

@@ -117,7 +117,7 @@ inline std::vector<NamedValue> named_values(const Json& list, const char* what,
   return out;
 }
 
-inline ValidGraph graph_from_json(const Json& doc, const std::filesystem::path& folder) {
+inline ValidGraph graph_from_json(const Json& doc, const std::filesystem::path& folder, const LoadOptions& limits) {
   if (!doc.is_object()) fail("the graph must be a JSON object");
   const auto format = doc.find("format");
   if (format == doc.end() || !format->is_string() || format->get<std::string>() != graph_format_name)
@@ -136,13 +136,14 @@ inline ValidGraph graph_from_json(const Json& doc, const std::filesystem::path& 
     std::error_code ec;
     if (std::filesystem::is_symlink(std::filesystem::symlink_status(folder / file, ec)))
       fail("weights file '", file, "' is a symbolic link: rml reads weights only from regular files");
-    for (auto& [name, tensor] : read_safetensors(folder / file).tensors)
+    for (auto& [name, tensor] : read_safetensors(folder / file, limits).tensors)
       weights.emplace(name, std::move(tensor));
   }
 
   Graph graph;
   const Json& values = member(doc, "values", "graph");
   if (!values.is_array()) fail("'values' must be an array");
+  check_limit(values.size(), limits.max_values, "values", "LoadOptions::max_values");
   const auto inputs = named_values(member(doc, "inputs", "graph"), "inputs", values.size());
   std::vector<bool> is_input(values.size(), false);
   for (const NamedValue& in : inputs) is_input[in.value] = true;
@@ -157,8 +158,10 @@ inline ValidGraph graph_from_json(const Json& doc, const std::filesystem::path& 
     value.type.dtype = parse_dtype(string_member(entry, "dtype", where));
     const Json& shape = member(entry, "shape", where);
     if (!shape.is_array()) fail(where, ": 'shape' must be an array");
+    check_limit(shape.size(), limits.max_rank, where + " rank", "LoadOptions::max_rank");
     for (const Json& d : shape) value.type.shape.push_back(integer(d, where + " dimension"));
-    element_count(value.type.shape, where);
+    check_limit(static_cast<std::uint64_t>(element_count(value.type.shape, where)), limits.max_tensor_elements,
+                where + " elements", "LoadOptions::max_tensor_elements");
     const bool has_weight = entry.contains("weight"), has_data = entry.contains("data");
     if (has_weight && has_data) fail(where, ": has both 'weight' and 'data'");
     if (has_weight) {
@@ -187,6 +190,7 @@ inline ValidGraph graph_from_json(const Json& doc, const std::filesystem::path& 
 
   const Json& nodes = member(doc, "nodes", "graph");
   if (!nodes.is_array()) fail("'nodes' must be an array");
+  check_limit(nodes.size(), limits.max_nodes, "nodes", "LoadOptions::max_nodes");
   for (std::size_t n = 0; n < nodes.size(); ++n) {
     const Json& entry = nodes[n];
     std::string where = concat("node ", n);
@@ -212,19 +216,23 @@ inline ValidGraph graph_from_json(const Json& doc, const std::filesystem::path& 
 }  // namespace detail
 
 /// Loads and validates a graph and its weights, keeping the execution order
-/// validation found. Every error names the file.
-inline ValidGraph read_valid_graph(const std::filesystem::path& path) {
+/// validation found, within `limits`. Every error names the file.
+inline ValidGraph read_valid_graph(const std::filesystem::path& path, const LoadOptions& limits = {}) {
   try {
-    // Graphs nest values' shapes and attributes a few levels deep; 32 is ample.
-    const Json doc = parse_json_strict(read_file(path, 1ull << 31), "malformed JSON: the graph", 32);
-    return detail::graph_from_json(doc, path.parent_path());
+    // Graphs nest values' shapes and attributes a few levels deep; the default 32 is ample.
+    const int depth = static_cast<int>(std::min<std::uint64_t>(limits.max_json_depth, 1 << 20));
+    const Json doc = parse_json_strict(read_file(path, limits.max_graph_bytes, "LoadOptions::max_graph_bytes"),
+                                       "malformed JSON: the graph", depth);
+    return detail::graph_from_json(doc, path.parent_path(), limits);
   } catch (...) {
     rethrow_with_context(path.string());
   }
 }
 
-/// Loads and validates a graph and its weights. Every error names the file.
-inline Graph read_graph(const std::filesystem::path& path) { return read_valid_graph(path).graph; }
+/// Loads and validates a graph and its weights within `limits`. Every error names the file.
+inline Graph read_graph(const std::filesystem::path& path, const LoadOptions& limits = {}) {
+  return read_valid_graph(path, limits).graph;
+}
 
 /// Values renumbered densely: inputs first, then constants in order of first
 /// use, then node outputs in execution order. Returns old id -> new id.

@@ -29,6 +29,7 @@
 #include "rml/core/file.hpp"
 #include "rml/core/tensor.hpp"
 #include "rml/ir/json_strict.hpp"
+#include "rml/ir/load_options.hpp"
 
 namespace rml {
 
@@ -363,12 +364,14 @@ struct MemoryBytes {
 /// file into its own buffer: loading never holds the file twice.
 class FileBytes {
  public:
-  FileBytes(const std::filesystem::path& path, std::uintmax_t limit) : name_(path.string()) {
+  FileBytes(const std::filesystem::path& path, std::uintmax_t limit, std::string_view limit_name) : name_(path.string()) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) fail(name_, ": not a readable file");
     size_ = std::filesystem::file_size(path, ec);
     if (ec) fail(name_, ": cannot read its size: ", ec.message());
-    if (size_ > limit) fail(name_, ": file of ", size_, " bytes exceeds the limit of ", limit);
+    if (size_ > limit)
+      fail(name_, ": file of ", size_, " bytes exceeds the limit of ", limit, limit_name.empty() ? "" : " (", limit_name,
+           limit_name.empty() ? "" : ")");
     in_.open(path, std::ios::binary);
     if (!in_) fail(name_, ": cannot open for reading");
   }
@@ -403,15 +406,16 @@ Tensor read_tensor(Bytes& bytes, const TensorEntry& entry, std::uint64_t offset,
 
 /// Checks the header completely, then reads each tensor's data.
 template <class Bytes>
-SafetensorsContents parse(Bytes& bytes, const std::string& source) {
+SafetensorsContents parse(Bytes& bytes, const std::string& source, std::uint64_t header_limit = max_header_bytes) {
   const std::uint64_t size = bytes.size();
   if (size < length_prefix_bytes)
     fail(source, ": file of ", size, " bytes is too short for the 8-byte header length");
   char prefix[length_prefix_bytes];
   bytes.read(0, length_prefix_bytes, prefix);
   const auto header_length = load<std::uint64_t>(prefix);
-  if (header_length > max_header_bytes)
-    fail(source, ": header length ", header_length, " exceeds the ", max_header_bytes, "-byte limit");
+  if (header_length > std::min(header_limit, max_header_bytes))
+    fail(source, ": header length ", header_length, " exceeds the ", std::min(header_limit, max_header_bytes),
+         "-byte limit (LoadOptions::max_header_bytes)");
   if (header_length > size - length_prefix_bytes)
     fail(source, ": header length ", header_length, " runs past the end of the file (", size, " bytes)");
   std::string header(static_cast<std::size_t>(header_length), '\0');
@@ -447,10 +451,10 @@ inline SafetensorsContents parse_safetensors(std::string_view bytes, std::string
 
 /// Reads a safetensors file: the header first, then each tensor from the file
 /// into its own buffer (peak memory: the tensors, not the file twice).
-inline SafetensorsContents read_safetensors(const std::filesystem::path& path,
-                                            std::uintmax_t limit = std::uintmax_t(1) << 40) {
-  safetensors_detail::FileBytes file(path, limit);
-  return safetensors_detail::parse(file, path.string());
+/// `options` bounds the file and its header (max_weights_bytes, max_header_bytes).
+inline SafetensorsContents read_safetensors(const std::filesystem::path& path, const LoadOptions& options = {}) {
+  safetensors_detail::FileBytes file(path, options.max_weights_bytes, "LoadOptions::max_weights_bytes");
+  return safetensors_detail::parse(file, path.string(), options.max_header_bytes);
 }
 
 /// The file's bytes: f32 as F32, i32 as I32, in the given order, data region
