@@ -11,7 +11,7 @@ DEBIAN_PACKAGES := g++ make cmake ccache libeigen3-dev xtensor-dev nlohmann-json
                    libbenchmark-dev libflatbuffers-dev flatbuffers-compiler pybind11-dev \
                    python3-venv python3-pip graphviz
 
-.PHONY: all deps venv configure build test test-asan test-tsan test-sanitize demo fixtures bench bench-frameworks example-model ops-doc docs compile-time clean
+.PHONY: all deps venv configure build test test-asan test-tsan test-sanitize fuzz demo fixtures bench bench-frameworks example-model ops-doc docs compile-time clean
 
 all: build
 
@@ -55,20 +55,37 @@ test: venv build
 # report fails the run), then with ThreadSanitizer; the Python tier and the
 # compile-failure checks are left to `make test`. An allocation too large for
 # the machine is a reported error, as in a normal build (allocator_may_return_null).
+# SANITIZE_SUITES=test_io (a list of suites) builds and runs only those.
 SANITIZED_TESTS := -E 'python_tier|compile_'
+SANITIZE_SUITES ?=
+space := $(subst ,, )
+SANITIZE_BUILD = cmake --build $(1) -j $(JOBS) $(addprefix --target ,$(SANITIZE_SUITES))
+SANITIZE_RUN = ctest --test-dir $(1) --output-on-failure -j $(JOBS) $(SANITIZED_TESTS) \
+               $(if $(SANITIZE_SUITES),-R '^($(subst $(space),|,$(strip $(SANITIZE_SUITES))))$$')
 test-asan: deps
 	cmake -S . -B $(BUILD_DIR)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRML_SANITIZE=address,undefined
-	cmake --build $(BUILD_DIR)-asan -j $(JOBS)
+	$(call SANITIZE_BUILD,$(BUILD_DIR)-asan)
 	ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --test-dir $(BUILD_DIR)-asan --output-on-failure -j $(JOBS) $(SANITIZED_TESTS)
+	  $(call SANITIZE_RUN,$(BUILD_DIR)-asan)
 
 test-tsan: deps
 	cmake -S . -B $(BUILD_DIR)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRML_SANITIZE=thread
-	cmake --build $(BUILD_DIR)-tsan -j $(JOBS)
-	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-	  ctest --test-dir $(BUILD_DIR)-tsan --output-on-failure -j $(JOBS) $(SANITIZED_TESTS)
+	$(call SANITIZE_BUILD,$(BUILD_DIR)-tsan)
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(call SANITIZE_RUN,$(BUILD_DIR)-tsan)
 
 test-sanitize: test-asan test-tsan
+
+# The libFuzzer harnesses of tests/fuzz (clang-16 from Debian), each run for
+# FUZZ_SECONDS (default 60) on a corpus kept in $(BUILD_DIR)-fuzz/corpus; a
+# finding fails the target and is left in $(BUILD_DIR)-fuzz/findings.
+FUZZ_SECONDS ?= 60
+FUZZ_HARNESSES ?= safetensors graph op protobuf
+fuzz: deps
+	@dpkg -s clang-16 libclang-rt-16-dev >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq clang-16 libclang-rt-16-dev; }
+	CXX=clang++-16 cmake -S . -B $(BUILD_DIR)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRML_FUZZ=ON -DRML_BUILD_TESTS=OFF
+	cmake --build $(BUILD_DIR)-fuzz -j $(JOBS) $(addprefix --target fuzz_,$(FUZZ_HARNESSES))
+	tests/fuzz/run.sh $(BUILD_DIR)-fuzz $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
 # Exports a zoo model from PyTorch, runs it with the C++ `rml` tool and prints
 # the agreement with PyTorch and both latencies (tools/demo.py --help for options).
@@ -97,9 +114,11 @@ bench-frameworks: venv build
 example-model: build
 	$(BUILD_DIR)/make_example_model examples/tiny_classifier.json
 
-# Regenerates the generated table in docs/ops.md from the registry.
+# Regenerates the tables generated from the code: the op table in docs/ops.md
+# (the registry) and the error catalogue in docs/errors.md (rml::ErrorCode).
 ops-doc: build
 	python3 tools/update_ops_doc.py $(BUILD_DIR)/rml docs/ops.md
+	python3 tools/update_ops_doc.py $(BUILD_DIR)/rml docs/errors.md --errors
 
 # Regenerates every generated doc: the op table in docs/ops.md, docs/exporter-ops.md
 # (each exporter's framework ops and the rml ops they lower to, read from the source),

@@ -50,7 +50,7 @@ inline TensorMap golden_inputs(const Graph& graph, const TensorMap& golden, cons
   TensorMap inputs;
   for (const NamedValue& in : graph.inputs) {
     const auto found = golden.find(in.name);
-    if (found == golden.end()) throw Error(where.filename().string() + ": golden data lacks input '" + in.name + "'");
+    if (found == golden.end()) throw std::runtime_error(where.filename().string() + ": golden data lacks input '" + in.name + "'");
     inputs.emplace(in.name, found->second);
   }
   return inputs;

@@ -26,7 +26,7 @@ std::vector<Result> route_results(const std::string& route, const std::string& m
   const TensorMap golden = read_golden(graph_path);
   inputs = golden_inputs(loaded.graph(), golden, graph_path);
   if (loaded.graph().outputs.size() != 1 || loaded.graph().outputs[0].name != "output")
-    throw Error(graph_path.filename().string() + ": a zoo fixture has one output, named 'output'");
+    throw std::runtime_error(graph_path.filename().string() + ": a zoo fixture has one output, named 'output'");
   std::vector<Result> results{{route + " (framework)", golden.at("output")}};
   for (const bool fuse : {true, false}) {
     const Executor executor(loaded, ExecutorOptions{.threads = 1, .fuse = fuse});

@@ -1773,6 +1773,16 @@ TEST_CASE("a run stops between kernels when cancelled or past its deadline; the 
   const TensorMap baseline = executor.run(inputs);
   std::atomic<bool> cancel{true};
   CHECK_THROWS_WITH_AS(executor.run(inputs, {.cancel = &cancel}), doctest::Contains("run cancelled after 0 of"), Error);
+  auto code_of = [&](const RunControl& control) -> std::optional<ErrorCode> {
+    try {
+      executor.run(inputs, control);
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return std::nullopt;
+  };
+  CHECK(code_of({.cancel = &cancel}) == ErrorCode::run_cancelled);
+  CHECK(code_of({.deadline = std::chrono::steady_clock::now()}) == ErrorCode::run_deadline);
   cancel = false;
   CHECK(same_bytes(executor.run(inputs, {.cancel = &cancel}), baseline));
   const auto now = std::chrono::steady_clock::now();

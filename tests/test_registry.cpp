@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "rml/op_docs.hpp"
@@ -100,17 +101,54 @@ TEST_CASE("wrong arity is an error naming the op and the counts") {
   CHECK_THROWS_WITH_AS(infer_types(Concat{}, Types{}), "op 'concat' takes at least 1 inputs, got 0", Error);
 }
 
-TEST_CASE("docs/ops.md holds exactly the op table the registry generates") {
-  std::ifstream in(RML_SOURCE_DIR "/docs/ops.md");
+namespace {
+/// The part of a committed doc between two markers, which a generator owns.
+std::string generated_part(const char* doc_path, const std::string& begin, const std::string& end) {
+  std::ifstream in(doc_path);
   REQUIRE(in);
   std::stringstream text;
   text << in.rdbuf();
   const std::string doc = text.str();
-  const std::string begin = "<!-- BEGIN GENERATED OP TABLE -->\n", end = "<!-- END GENERATED OP TABLE -->";
   const auto from = doc.find(begin), to = doc.find(end);
   REQUIRE(from != std::string::npos);
   REQUIRE(to != std::string::npos);
-  const std::string committed = doc.substr(from + begin.size(), to - from - begin.size());
+  return doc.substr(from + begin.size(), to - from - begin.size());
+}
+}  // namespace
+
+TEST_CASE("docs/ops.md holds exactly the op table the registry generates") {
   INFO("regenerate with `make ops-doc`");
-  CHECK(committed == op_table_markdown());
+  CHECK(generated_part(RML_SOURCE_DIR "/docs/ops.md", "<!-- BEGIN GENERATED OP TABLE -->\n",
+                       "<!-- END GENERATED OP TABLE -->") == op_table_markdown());
+}
+
+TEST_CASE("docs/errors.md holds exactly the error catalogue rml::ErrorCode generates") {
+  INFO("regenerate with `make ops-doc`");
+  CHECK(generated_part(RML_SOURCE_DIR "/docs/errors.md", "<!-- BEGIN GENERATED ERROR TABLE -->\n",
+                       "<!-- END GENERATED ERROR TABLE -->") == error_table_markdown());
+}
+
+TEST_CASE("error codes: numbers and names are unique, and names map back to codes") {
+  std::set<int> numbers;
+  std::set<std::string_view> names;
+  for (const ErrorCodeInfo& info : error_codes) {
+    CAPTURE(info.name);
+    CHECK(numbers.insert(static_cast<int>(info.code)).second);
+    CHECK(names.insert(info.name).second);
+    CHECK(error_code_named(info.name) == info.code);
+    CHECK(error_code_name(info.code) == info.name);
+    CHECK_FALSE(info.meaning.empty());
+  }
+  CHECK_FALSE(error_code_named("no_such_code").has_value());
+  // An error keeps its code through added context.
+  try {
+    try {
+      fail(ErrorCode::graph_cycle, "a cycle");
+    } catch (const Error&) {
+      rethrow_with_context("node 3");
+    }
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::graph_cycle);
+    CHECK(std::string(e.what()) == "node 3: a cycle");
+  }
 }

@@ -52,6 +52,10 @@ commands:
         the graph as Graphviz DOT (same as convert --to dot)
   tensors FILE.safetensors [--json]
         list (or dump as JSON) the tensors of a safetensors file
+  errors [--markdown]    the error codes rml reports (docs/errors.md)
+
+A reported error prints "rml: error [CODE]: message" and exits 1; CODE is one
+of `rml errors`, the same rml::ErrorCode the C++ and Python APIs give.
 
 run, info, opt, validate, convert and dot take --limits NAME=N,NAME=N,... to
 bound what loading costs (rml::LoadOptions: max_graph_bytes, max_weights_bytes,
@@ -240,7 +244,7 @@ void refuse_overwriting(const std::vector<std::filesystem::path>& inputs,
     for (const auto& in : inputs) {
       std::error_code ec;
       if (std::filesystem::equivalent(in, out, ec))
-        rml::fail(out.string(), ": refusing to overwrite ", in.string(), ", which this command reads");
+        rml::fail(rml::ErrorCode::invalid_argument, out.string(), ": refusing to overwrite ", in.string(), ", which this command reads");
     }
 }
 
@@ -380,6 +384,19 @@ int validate_command(int argc, char** argv) {
   return 0;
 }
 
+int errors_command(int argc, char** argv) {
+  const Arguments args(argc, argv, {}, {"--markdown"});
+  if (!args.positional.empty()) throw UsageError{"errors takes no arguments"};
+  if (args.option("--markdown")) {
+    std::cout << rml::error_table_markdown();
+    return 0;
+  }
+  for (const rml::ErrorCodeInfo& info : rml::error_codes)
+    std::printf("%3d %-23s %s\n", static_cast<int>(info.code), std::string(info.name).c_str(),
+                std::string(info.meaning).c_str());
+  return 0;
+}
+
 int ops_command(int argc, char** argv) {
   const Arguments args(argc, argv, {}, {"--markdown", "--support"});
   if (!args.positional.empty()) throw UsageError{"ops takes no arguments"};
@@ -494,6 +511,7 @@ int main(int argc, char** argv) {
     if (command == "opt") return opt_command(argc, argv);
     if (command == "validate") return validate_command(argc, argv);
     if (command == "ops") return ops_command(argc, argv);
+    if (command == "errors") return errors_command(argc, argv);
     if (command == "tensors") return tensors_command(argc, argv);
     if (command == "convert") return convert_command(argc, argv);
     if (command == "dot") return dot_command(argc, argv);
@@ -505,6 +523,9 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::cerr << "rml: " << e.message << "\n\n" << usage_text;
     return exit_usage;
+  } catch (const rml::Error& e) {
+    std::cerr << "rml: error [" << rml::error_code_name(e.code()) << "]: " << e.what() << "\n";
+    return exit_error;
   } catch (const std::bad_alloc&) {
     std::cerr << "rml: error: out of memory\n";
     return exit_error;

@@ -16,7 +16,7 @@ class Builder {
  public:
   /// A graph input; `example` is the value the framework traced with.
   ValueId input(const std::string& name, Tensor example) {
-    if (!input_names_.insert(name).second) throw ExportError("input name '" + name + "' is used twice");
+    if (!input_names_.insert(name).second) throw ExportError(ErrorCode::duplicate_definition, "input name '" + name + "' is used twice");
     const TensorType type = example.type();  // read before `example` is moved from
     const ValueId id = add_value({type, ValueKind::input, std::nullopt, ""}, std::move(example));
     graph_.inputs.push_back({name, id});
@@ -29,7 +29,7 @@ class Builder {
   /// weights file; unnamed ones are folding results and literals.
   ValueId constant(Tensor value, const std::string& name = "") {
     if (!name.empty() && !constant_names_.insert(name).second)
-      throw ExportError("constant name '" + name + "' is used twice");
+      throw ExportError(ErrorCode::duplicate_definition, "constant name '" + name + "' is used twice");
     const TensorType type = value.type();
     return add_value({type, ValueKind::constant, std::move(value), name}, std::nullopt);
   }
@@ -62,7 +62,7 @@ class Builder {
   void output(const std::string& name, ValueId id) {
     check_id(id, "output '" + name + "'");
     for (const NamedValue& out : graph_.outputs)
-      if (out.name == name) throw ExportError("output name '" + name + "' is used twice");
+      if (out.name == name) throw ExportError(ErrorCode::duplicate_definition, "output name '" + name + "' is used twice");
     if (graph_.values[id].kind != ValueKind::node_output) {
       const TensorType type = graph_.values[id].type;
       const ValueId copy = add_value({type, ValueKind::node_output, std::nullopt, ""}, example(id));
@@ -105,7 +105,7 @@ class Builder {
 
   void check_id(ValueId id, const std::string& where) const {
     if (id >= graph_.values.size())
-      throw ExportError(detail::concat(where, ": value ", id, " does not exist (the graph has ",
+      throw ExportError(ErrorCode::undefined_value, detail::concat(where, ": value ", id, " does not exist (the graph has ",
                                        graph_.values.size(), " values)"));
   }
 
@@ -115,7 +115,7 @@ class Builder {
     } catch (const ExportError&) {
       throw;
     } catch (const Error& e) {
-      throw ExportError(e.what());
+      throw ExportError(e.code(), e.what());
     }
   }
 
@@ -140,11 +140,11 @@ class Builder {
     try {
       results = evaluate_op(op, args);
     } catch (const Error& e) {
-      throw ExportError(detail::concat(e.what(), " (inputs: ", describe_inputs(inputs), ")"));
+      throw ExportError(e.code(), detail::concat(e.what(), " (inputs: ", describe_inputs(inputs), ")"));
     }
     const std::size_t count = expected_count.value_or(1);
     if (results.size() != count)
-      throw ExportError(detail::concat(context, " gives ", results.size(), " outputs, ", count,
+      throw ExportError(ErrorCode::wrong_arity, detail::concat(context, " gives ", results.size(), " outputs, ", count,
                                        expected_count ? " were asked for" : " expected (use op_multi)"));
     std::vector<ValueId> outputs;
     const std::string folded_name = all_constant ? derived_name(op, inputs) : "";

@@ -83,7 +83,7 @@ struct OpList {
   static Variant make(std::string_view name) {
     static constexpr std::array<Variant (*)(), size> makers{[]() -> Variant { return Ops{}; }...};
     const auto index = find(name);
-    if (!index) throw ExportError(detail::concat("unknown op '", name, "'"));
+    if (!index) throw ExportError(ErrorCode::unknown_op, detail::concat("unknown op '", name, "'"));
     return makers[*index]();
   }
 
@@ -131,10 +131,10 @@ inline Types infer_types(const AnyOp& op, InputTypes inputs) {
   const Arity arity = op_arity(op);
   if (inputs.size() < arity.min || inputs.size() > arity.max) {
     if (arity.max == Arity::variadic)
-      fail("op '", op_name(op), "' takes at least ", arity.min, " inputs, got ", inputs.size());
+      fail(ErrorCode::wrong_arity, "op '", op_name(op), "' takes at least ", arity.min, " inputs, got ", inputs.size());
     if (arity.min == arity.max)
-      fail("op '", op_name(op), "' takes ", arity.min, " inputs, got ", inputs.size());
-    fail("op '", op_name(op), "' takes ", arity.min, " to ", arity.max, " inputs, got ",
+      fail(ErrorCode::wrong_arity, "op '", op_name(op), "' takes ", arity.min, " inputs, got ", inputs.size());
+    fail(ErrorCode::wrong_arity, "op '", op_name(op), "' takes ", arity.min, " to ", arity.max, " inputs, got ",
          inputs.size());
   }
   try {

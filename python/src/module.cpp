@@ -22,14 +22,14 @@ rml::Tensor canonical_from(const py::array& a, const std::string& what) {
 /// A NumPy array as a canonical rml tensor (copied).
 rml::Tensor to_tensor(const py::handle& object, const std::string& what) {
   const py::array a = py::array::ensure(object);
-  if (!a) throw rml::ExportError(what + ": expected an array");
+  if (!a) throw rml::ExportError(rml::ErrorCode::dtype_mismatch, what + ": expected an array");
   const char kind = a.dtype().kind();
   const auto size = a.dtype().itemsize();
   if (kind == 'b') return canonical_from<bool>(a, what);
   if (kind == 'f') return size == 8 ? canonical_from<double>(a, what) : canonical_from<float>(a, what);
   if (kind == 'i') return size == 8 ? canonical_from<std::int64_t>(a, what) : canonical_from<std::int32_t>(a, what);
   if (kind == 'u') return size == 8 ? canonical_from<std::uint64_t>(a, what) : canonical_from<std::uint32_t>(a, what);
-  throw rml::ExportError(what + ": unsupported array dtype kind '" + std::string(1, kind) + "'");
+  throw rml::ExportError(rml::ErrorCode::dtype_mismatch, what + ": unsupported array dtype kind '" + std::string(1, kind) + "'");
 }
 
 py::array to_numpy(const rml::Tensor& t) {
@@ -62,7 +62,7 @@ rml::Json to_json(const py::handle& value) {
     return out;
   }
   if (py::hasattr(value, "item")) return to_json(value.attr("item")());  // NumPy scalars
-  throw rml::ExportError("attribute value of type " + py::str(py::type::of(value)).cast<std::string>() +
+  throw rml::ExportError(rml::ErrorCode::invalid_attribute, "attribute value of type " + py::str(py::type::of(value)).cast<std::string>() +
                          " cannot be an rml attribute");
 }
 
@@ -147,8 +147,31 @@ py::dict op_schema() {
 
 PYBIND11_MODULE(_rml, m) {
   m.doc() = "rml: the C++ Builder, graph files and Executor";
-  auto error = py::register_exception<rml::Error>(m, "Error", PyExc_ValueError);
-  py::register_exception<rml::ExportError>(m, "ExportError", error.ptr());
+  py::enum_<rml::ErrorCode> error_code(m, "ErrorCode", "The stable code of each class of failure (docs/errors.md).");
+  for (const rml::ErrorCodeInfo& info : rml::error_codes)
+    error_code.value(info.name.data(), info.code, info.meaning.data());  // both are string literals
+
+  // rml.Error(ValueError) and rml.ExportError(rml.Error); an instance raised
+  // from C++ carries `code`, an rml.ErrorCode. ExportErrors raised by the
+  // Python exporters take the class's code, export_unsupported. The types
+  // live as long as the interpreter, so the module keeps the only references.
+  static PyObject* error_type = py::exception<rml::Error>(m, "Error", PyExc_ValueError).ptr();
+  static PyObject* export_error_type = py::exception<rml::ExportError>(m, "ExportError", error_type).ptr();
+  py::handle(export_error_type).attr("code") = rml::ErrorCode::export_unsupported;
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    auto raise = [](PyObject* type, const rml::Error& e) {
+      py::object instance = py::reinterpret_borrow<py::object>(type)(e.what());
+      instance.attr("code") = e.code();
+      PyErr_SetObject(type, instance.ptr());
+    };
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const rml::ExportError& e) {
+      raise(export_error_type, e);
+    } catch (const rml::Error& e) {
+      raise(error_type, e);
+    }
+  });
 
   m.def("op_names", [] { return std::vector<std::string>(rml::Registry::names.begin(), rml::Registry::names.end()); },
         "Every op rml-graph has.");
@@ -205,6 +228,14 @@ PYBIND11_MODULE(_rml, m) {
           for (auto& [name, tensor] : rml::read_safetensors(path).tensors) out[py::str(name)] = to_numpy(tensor);
           return out;
         }, py::arg("path"), "Reads a safetensors file into {name: array} (f32 and i32, canonical dtypes).");
-  m.def("load", [](const std::string& path) { return PyModel(rml::load(path)); }, py::arg("path"),
-        "Reads and validates an rml-graph file.");
+  m.def("load", [](const std::string& path, const std::optional<std::map<std::string, std::uint64_t>>& limits) {
+          rml::LoadOptions options;
+          for (const auto& [name, value] : limits.value_or(std::map<std::string, std::uint64_t>{}))
+            rml::set_limits(options, name + "=" + std::to_string(value));
+          py::gil_scoped_release release;
+          return PyModel(rml::load(path, options));
+        }, py::arg("path"), py::arg("limits") = py::none(),
+        "Reads and validates an rml-graph file. limits: {name: bound} over rml::LoadOptions' fields "
+        "(max_graph_bytes, max_nodes, max_memory_bytes, ...); a model over one raises rml.Error "
+        "with code ErrorCode.limit_exceeded.");
 }

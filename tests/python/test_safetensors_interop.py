@@ -120,4 +120,4 @@ def test_corrupt_files_are_reported_not_crashed(tmp_path, run_rml, corruption):
     path.write_bytes(data)
     result = run_rml("tensors", path, check=False)
     assert result.returncode == 1
-    assert result.stderr.startswith("rml: error: ")
+    assert result.stderr.startswith("rml: error [")

@@ -22,7 +22,7 @@ Tensor canonical_tensor(Shape shape, std::span<const T> values, std::string_view
   constexpr DType dtype = canonical_dtype<T>();
   Tensor out(dtype, std::move(shape));
   if (out.elements() != static_cast<std::int64_t>(values.size()))
-    throw ExportError(detail::concat(what, ": shape ", to_string(out.shape()), " needs ",
+    throw ExportError(ErrorCode::invalid_shape, detail::concat(what, ": shape ", to_string(out.shape()), " needs ",
                                      out.elements(), " values, got ", values.size()));
   if constexpr (dtype == DType::f32) {
     auto y = out.values<float>();
@@ -32,7 +32,7 @@ Tensor canonical_tensor(Shape shape, std::span<const T> values, std::string_view
     for (std::size_t i = 0; i < values.size(); ++i) {
       if constexpr (std::is_unsigned_v<T>) {
         if (values[i] > static_cast<std::make_unsigned_t<std::int32_t>>(INT32_MAX))
-          throw ExportError(detail::concat(what, ": element ", i, " = ", values[i],
+          throw ExportError(ErrorCode::dtype_mismatch, detail::concat(what, ": element ", i, " = ", values[i],
                                            " is outside the i32 range"));
         y[i] = static_cast<std::int32_t>(values[i]);
       } else {

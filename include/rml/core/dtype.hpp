@@ -21,7 +21,7 @@ constexpr std::size_t dtype_size(DType) { return 4; }
 inline DType parse_dtype(std::string_view name) {
   if (name == "f32") return DType::f32;
   if (name == "i32") return DType::i32;
-  fail("unknown dtype '", name, "' (rml-graph has f32 and i32)");
+  fail(ErrorCode::dtype_mismatch, "unknown dtype '", name, "' (rml-graph has f32 and i32)");
 }
 
 template <class T>
@@ -35,7 +35,7 @@ constexpr DType dtype_of<std::int32_t>() { return DType::i32; }
 /// never a silent wrap.
 inline std::int32_t canonical_i32(std::int64_t value, std::string_view what) {
   if (value < INT32_MIN || value > INT32_MAX)
-    throw ExportError(detail::concat(what, ": integer ", value, " is outside the i32 range"));
+    throw ExportError(ErrorCode::dtype_mismatch, detail::concat(what, ": integer ", value, " is outside the i32 range"));
   return static_cast<std::int32_t>(value);
 }
 

@@ -32,17 +32,17 @@ namespace rml {
 inline std::string read_file(const std::filesystem::path& path, std::uintmax_t limit = std::uintmax_t(1) << 40,
                              std::string_view limit_name = "") {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail(path.string(), ": not a readable file");
+  if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::io_failed, path.string(), ": not a readable file");
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) fail(path.string(), ": cannot read its size: ", ec.message());
+  if (ec) fail(ErrorCode::io_failed, path.string(), ": cannot read its size: ", ec.message());
   if (size > limit)
-    fail(path.string(), ": file of ", size, " bytes exceeds the limit of ", limit, limit_name.empty() ? "" : " (",
+    fail(ErrorCode::limit_exceeded, path.string(), ": file of ", size, " bytes exceeds the limit of ", limit, limit_name.empty() ? "" : " (",
          limit_name, limit_name.empty() ? "" : ")");
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path.string(), ": cannot open for reading");
+  if (!in) fail(ErrorCode::io_failed, path.string(), ": cannot open for reading");
   std::string bytes(static_cast<std::size_t>(size), '\0');
   in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (in.gcount() != static_cast<std::streamsize>(size)) fail(path.string(), ": short read");
+  if (in.gcount() != static_cast<std::streamsize>(size)) fail(ErrorCode::io_failed, path.string(), ": short read");
   return bytes;
 }
 
@@ -65,7 +65,7 @@ bool step(std::string_view name, Call&& call) {
 }
 
 [[noreturn]] inline void fail_step(const std::filesystem::path& path, std::string_view what, int error) {
-  fail(path.string(), ": cannot ", what, ": ", std::strerror(error));
+  fail(ErrorCode::io_failed, path.string(), ": cannot ", what, ": ", std::strerror(error));
 }
 
 inline std::filesystem::path folder_of(const std::filesystem::path& path) {
@@ -90,7 +90,7 @@ inline void sync_after_commit(const std::filesystem::path& target) {
   try {
     sync_folder(folder_of(target));
   } catch (const Error& e) {
-    fail(target.string(), ": written, but not yet durable: ", e.what());
+    fail(ErrorCode::io_failed, target.string(), ": written, but not yet durable: ", e.what());
   }
 }
 

@@ -26,14 +26,14 @@ inline std::string to_string(std::span<const std::int64_t> dims) {
 /// a * b for element counts and byte sizes, or an error instead of overflow.
 inline std::int64_t checked_mul(std::int64_t a, std::int64_t b, std::string_view what) {
   std::int64_t product = 0;
-  if (__builtin_mul_overflow(a, b, &product)) fail(what, ": size overflows 64 bits");
+  if (__builtin_mul_overflow(a, b, &product)) fail(ErrorCode::size_overflow, what, ": size overflows 64 bits");
   return product;
 }
 
 /// a + b for dimensions and offsets, or an error instead of overflow.
 inline std::int64_t checked_add(std::int64_t a, std::int64_t b, std::string_view what) {
   std::int64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum)) fail(what, ": size overflows 64 bits");
+  if (__builtin_add_overflow(a, b, &sum)) fail(ErrorCode::size_overflow, what, ": size overflows 64 bits");
   return sum;
 }
 
@@ -47,21 +47,21 @@ inline std::int64_t element_count(std::span<const std::int64_t> dims,
                                   std::string_view what = "shape") {
   bool empty = false;
   for (std::int64_t d : dims) {
-    if (d < 0) fail(what, ": negative dimension in ", to_string(dims));
+    if (d < 0) fail(ErrorCode::invalid_shape, what, ": negative dimension in ", to_string(dims));
     empty |= d == 0;
   }
   if (empty) return 0;  // [2^40, 2^40, 0] is empty, whatever its other dimensions multiply to
   std::int64_t count = 1;
   for (std::int64_t d : dims) count = checked_mul(count, d, what);
   if (count > max_elements)
-    fail(what, ": ", to_string(dims), " has ", count, " elements, more than the 2^58 any tensor may have");
+    fail(ErrorCode::size_overflow, what, ": ", to_string(dims), " has ", count, " elements, more than the 2^58 any tensor may have");
   return count;
 }
 
 /// Maps a possibly negative axis onto [0, rank), NumPy style.
 inline std::int64_t normalize_axis(std::int64_t axis, std::size_t rank, std::string_view what) {
   const auto r = static_cast<std::int64_t>(rank);
-  if (axis < -r || axis >= r) fail(what, ": axis ", axis, " is out of range for rank ", rank);
+  if (axis < -r || axis >= r) fail(ErrorCode::invalid_axis, what, ": axis ", axis, " is out of range for rank ", rank);
   return axis < 0 ? axis + r : axis;
 }
 
@@ -72,7 +72,7 @@ inline std::vector<std::int64_t> normalize_axes(std::span<const std::int64_t> ax
   std::vector<std::int64_t> out;
   for (std::int64_t axis : axes) {
     const std::int64_t a = normalize_axis(axis, rank, what);
-    if (seen[a]) fail(what, ": axis ", axis, " is repeated");
+    if (seen[a]) fail(ErrorCode::invalid_axis, what, ": axis ", axis, " is repeated");
     seen[a] = true;
   }
   for (std::size_t a = 0; a < rank; ++a)
@@ -89,7 +89,7 @@ inline Shape broadcast_shapes(std::span<const std::int64_t> a, std::span<const s
     const std::int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     const std::int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (da != db && da != 1 && db != 1)
-      fail(what, ": shapes ", to_string(a), " and ", to_string(b), " do not broadcast");
+      fail(ErrorCode::invalid_shape, what, ": shapes ", to_string(a), " and ", to_string(b), " do not broadcast");
     out[i] = da == 1 ? db : da;
   }
   return out;

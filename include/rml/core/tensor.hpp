@@ -47,7 +47,7 @@ class Tensor {
   static Tensor from(Shape shape, const std::vector<T>& values) {
     Tensor t(dtype_of<T>(), std::move(shape));
     if (static_cast<std::int64_t>(values.size()) != t.elements())
-      fail("tensor of shape ", to_string(t.shape()), " needs ", t.elements(), " values, got ",
+      fail(ErrorCode::invalid_shape, "tensor of shape ", to_string(t.shape()), " needs ", t.elements(), " values, got ",
            values.size());
     std::copy(values.begin(), values.end(), t.values<T>().begin());
     return t;
@@ -98,7 +98,7 @@ class Tensor {
   /// Same elements viewed with another shape of the same element count.
   Tensor reshaped(Shape shape) && {
     if (element_count(shape) != count_)
-      fail("cannot reshape ", to_string(type_.shape), " to ", to_string(shape));
+      fail(ErrorCode::invalid_shape, "cannot reshape ", to_string(type_.shape), " to ", to_string(shape));
     type_.shape = std::move(shape);
     return std::move(*this);
   }
@@ -116,7 +116,7 @@ class Tensor {
   template <class T>
   void check_dtype() const {
     if (dtype_of<T>() != type_.dtype)
-      fail("tensor holds ", dtype_name(type_.dtype), ", read as ", dtype_name(dtype_of<T>()));
+      fail(ErrorCode::dtype_mismatch, "tensor holds ", dtype_name(type_.dtype), ", read as ", dtype_name(dtype_of<T>()));
   }
 
   TensorType type_{DType::f32, {}};

@@ -76,7 +76,7 @@ struct ConverterList {
       if (!unsupported.empty()) {
         std::string message = detail::concat(format, ": ", unsupported.size(), " node(s) cannot be converted:");
         for (const Unsupported& u : unsupported) message += "\n  " + describe(u);
-        fail(message);
+        fail(ErrorCode::unsupported, message);
       }
       model = B::convert(graph, options);
     });
@@ -97,7 +97,7 @@ struct ConverterList {
     if (!found) {
       std::string known;
       for (std::string_view name : names) known += (known.empty() ? "" : ", ") + std::string(name);
-      fail("unknown format '", format, "' (converters: ", known, ")");
+      fail(ErrorCode::invalid_argument, "unknown format '", format, "' (converters: ", known, ")");
     }
   }
 };

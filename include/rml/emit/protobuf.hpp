@@ -71,12 +71,12 @@ struct Field {
 inline std::uint64_t read_varint(std::string_view data, std::size_t& at) {
   std::uint64_t value = 0;
   for (int shift = 0; shift < 64; shift += 7) {
-    if (at >= data.size()) fail("protobuf: varint runs past the end of the message");
+    if (at >= data.size()) fail(ErrorCode::malformed_model_bytes, "protobuf: varint runs past the end of the message");
     const auto byte = static_cast<std::uint8_t>(data[at++]);
     value |= static_cast<std::uint64_t>(byte & 0x7F) << shift;
     if (byte < 0x80) return value;
   }
-  fail("protobuf: varint longer than ten bytes");
+  fail(ErrorCode::malformed_model_bytes, "protobuf: varint longer than ten bytes");
 }
 
 /// Every field of one message, in order. Malformed bytes throw rml::Error.
@@ -84,7 +84,7 @@ inline std::vector<Field> read_message(std::string_view data) {
   std::vector<Field> fields;
   std::size_t at = 0;
   auto take = [&](std::uint64_t count) {
-    if (count > data.size() - at) fail("protobuf: field of ", count, " bytes runs past the end of the message");
+    if (count > data.size() - at) fail(ErrorCode::malformed_model_bytes, "protobuf: field of ", count, " bytes runs past the end of the message");
     const std::string_view bytes = data.substr(at, count);
     at += count;
     return bytes;
@@ -97,7 +97,7 @@ inline std::vector<Field> read_message(std::string_view data) {
       case WireType::fixed64: field.bytes = take(8); break;
       case WireType::bytes: field.bytes = take(read_varint(data, at)); break;
       case WireType::fixed32: field.bytes = take(4); break;
-      default: fail("protobuf: unsupported wire type ", static_cast<int>(field.type));
+      default: fail(ErrorCode::malformed_model_bytes, "protobuf: unsupported wire type ", static_cast<int>(field.type));
     }
     fields.push_back(field);
   }

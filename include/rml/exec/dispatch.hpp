@@ -59,7 +59,7 @@ inline BlockFn block_function(const AnyOp& op, const Types& inputs) {
       [&](const auto& o) -> BlockFn {
         using Op = std::decay_t<decltype(o)>;
         if constexpr (is_elementwise<Op>) return BlockFor<Op>::function(o, inputs);
-        else fail("op '", Op::name, "' is not elementwise and has no block function");
+        else fail(ErrorCode::internal, "op '", Op::name, "' is not elementwise and has no block function");
       },
       op);
 }
@@ -73,11 +73,11 @@ inline std::unique_ptr<Kernel> make_kernel(const PlanContext& ctx, const Node& n
       [&](const auto& op) -> std::unique_ptr<Kernel> {
         using Op = std::decay_t<decltype(op)>;
         if constexpr (is_elementwise<Op>) {
-          fail("op '", Op::name, "' is elementwise: it runs in a group, not as a kernel of its own");
+          fail(ErrorCode::internal, "op '", Op::name, "' is elementwise: it runs in a group, not as a kernel of its own");
         } else if constexpr (TakesEpilogue<Op>) {
           return KernelFor<Op>::make(ctx, node, op, std::move(epilogue));
         } else {
-          if (epilogue) fail("op '", Op::name, "' cannot take a fused epilogue");
+          if (epilogue) fail(ErrorCode::internal, "op '", Op::name, "' cannot take a fused epilogue");
           return KernelFor<Op>::make(ctx, node, op);
         }
       },

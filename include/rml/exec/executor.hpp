@@ -29,7 +29,7 @@ struct ExecutorOptions {
 /// results.
 struct RunControl {
   const std::atomic<bool>* cancel = nullptr;
-  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
 };
 
 /// A caller's buffer for one input: exactly the input's bytes, row-major.
@@ -47,7 +47,7 @@ class Executor {
  public:
   explicit Executor(const Model& model, ExecutorOptions options = {})
       : model_(model), options_(options), plan_(exec::compile_plan(model, options.fuse)) {
-    if (options_.threads < 1) fail("ExecutorOptions::threads must be at least 1, got ", options_.threads);
+    if (options_.threads < 1) fail(ErrorCode::invalid_argument, "ExecutorOptions::threads must be at least 1, got ", options_.threads);
     check_limit(working_memory_bytes(), model.limits().max_memory_bytes, "the executor's working memory in bytes",
                 "LoadOptions::max_memory_bytes");
     idle_.reserve(64);
@@ -92,7 +92,7 @@ class Executor {
   /// `runs` whole runs (after one warm-up), each kernel timed in place within
   /// the run, so caches hold what a real run leaves in them.
   std::vector<double> profile(const TensorMap& inputs, int runs) const {
-    if (runs < 1) fail("profile: runs must be at least 1, got ", runs);
+    if (runs < 1) fail(ErrorCode::invalid_argument, "profile: runs must be at least 1, got ", runs);
     std::vector<std::vector<double>> samples(plan_.kernels.size());
     std::vector<double> seconds(plan_.kernels.size());
     for (int r = 0; r <= runs; ++r) {
@@ -130,8 +130,8 @@ class Executor {
   void run_timed(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
                  std::span<double> kernel_seconds, const RunControl& control = {}) const {
     const Graph& g = model_.graph();
-    if (inputs.size() != g.inputs.size()) fail("run: the model has ", g.inputs.size(), " inputs, got ", inputs.size());
-    if (outputs.size() != g.outputs.size()) fail("run: the model has ", g.outputs.size(), " outputs, got ", outputs.size());
+    if (inputs.size() != g.inputs.size()) fail(ErrorCode::bad_run_inputs, "run: the model has ", g.inputs.size(), " inputs, got ", inputs.size());
+    if (outputs.size() != g.outputs.size()) fail(ErrorCode::bad_run_inputs, "run: the model has ", g.outputs.size(), " outputs, got ", outputs.size());
     for (std::size_t i = 0; i < inputs.size(); ++i) check_bytes("input", g.inputs[i], inputs[i].bytes);
     for (std::size_t i = 0; i < outputs.size(); ++i) check_bytes("output", g.outputs[i], outputs[i].bytes);
     Lease lease(*this);
@@ -145,9 +145,9 @@ class Executor {
     if (control.cancel || control.deadline) {
       for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
         if (control.cancel && control.cancel->load(std::memory_order_relaxed))
-          fail("run cancelled after ", k, " of ", plan_.kernels.size(), " kernels");
+          fail(ErrorCode::run_cancelled, "run cancelled after ", k, " of ", plan_.kernels.size(), " kernels");
         if (control.deadline && std::chrono::steady_clock::now() >= *control.deadline)
-          fail("run stopped at its deadline after ", k, " of ", plan_.kernels.size(), " kernels");
+          fail(ErrorCode::run_deadline, "run stopped at its deadline after ", k, " of ", plan_.kernels.size(), " kernels");
         plan_.kernels[k]->run(run);
       }
     } else if (kernel_seconds.empty()) {
@@ -242,7 +242,7 @@ class Executor {
   void check_bytes(const char* what, const NamedValue& nv, std::size_t bytes) const {
     const std::size_t expected = static_cast<std::size_t>(model_.graph().type(nv.value).elements()) * 4;
     if (bytes != expected)
-      fail("run: ", what, " '", nv.name, "' is ", to_string(model_.graph().type(nv.value)), " (", expected,
+      fail(ErrorCode::bad_run_inputs, "run: ", what, " '", nv.name, "' is ", to_string(model_.graph().type(nv.value)), " (", expected,
            " bytes), the buffer has ", bytes, " bytes");
   }
 

@@ -327,7 +327,7 @@ inline void gemm(const PackedA& A, PackedBView B, float* C, std::int64_t ldc, st
   using namespace gemm_detail;
   const std::int64_t m0 = A.rows_begin(), m1 = A.rows_end(), K = B.K;
   if (A.kernels().mr != B.kernels->mr)
-    fail("gemm: A was packed for ", isa_name(A.kernels().isa), " and B for ", isa_name(B.kernels->isa));
+    fail(ErrorCode::internal, "gemm: A was packed for ", isa_name(A.kernels().isa), " and B for ", isa_name(B.kernels->isa));
   if (m1 <= m0 || n1 <= n0) return;
   if (K <= 0) {
     for (std::int64_t i = m0; i < m1; ++i) std::fill(C + i * ldc + n0, C + i * ldc + n1, 0.0f);

@@ -230,7 +230,7 @@ RML_TARGET_AVX512 inline void row_avx512(const float* a, const float* b, std::in
 /// The kernel set for `isa` (the portable one where this build has no other).
 /// Asking for more than the CPU runs is an error, not an illegal instruction later.
 inline const Kernels& kernels(Isa isa) {
-  if (isa > cpu_isa()) fail("this CPU cannot run the ", isa_name(isa), " kernels");
+  if (isa > cpu_isa()) fail(ErrorCode::unsupported, "this CPU cannot run the ", isa_name(isa), " kernels");
   static constexpr Kernels portable{Isa::portable, 6, 16, MicroEntries<MicroPortable, 16>::packed,
                                     MicroEntries<MicroPortable, 16>::gathered, row_portable};
 #if RML_X86_DISPATCH

@@ -79,7 +79,7 @@ inline Isa choose_isa(Isa cpu, const char* requested) {
   const std::string_view name(requested);
   for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512})
     if (name == isa_name(isa)) return isa < cpu ? isa : cpu;
-  fail("RML_ISA='", name, "' is not one of portable, avx2, avx512");
+  fail(ErrorCode::invalid_argument, "RML_ISA='", name, "' is not one of portable, avx2, avx512");
 }
 
 /// The path every executor of this process uses (decided on first use).

@@ -60,28 +60,28 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
 
   auto check_id = [&](ValueId id, auto&&... where) {
     if (id >= value_count)
-      fail(where..., " refers to value ", id, ", which does not exist (the graph has ",
+      fail(ErrorCode::undefined_value, where..., " refers to value ", id, ", which does not exist (the graph has ",
            value_count, " values)");
   };
 
   std::unordered_set<std::string> names;
   for (const NamedValue& in : graph.inputs) {
     check_id(in.value, "input '", in.name, "'");
-    if (!names.insert(in.name).second) fail("input name '", in.name, "' is used twice");
+    if (!names.insert(in.name).second) fail(ErrorCode::duplicate_definition, "input name '", in.name, "' is used twice");
     if (graph.values[in.value].kind != ValueKind::input)
-      fail("input '", in.name, "' names value ", in.value, ", which is not an input value");
-    if (listed_input[in.value]) fail("value ", in.value, " is listed as two inputs");
+      fail(ErrorCode::graph_schema, "input '", in.name, "' names value ", in.value, ", which is not an input value");
+    if (listed_input[in.value]) fail(ErrorCode::duplicate_definition, "value ", in.value, " is listed as two inputs");
     listed_input[in.value] = true;
   }
   for (std::size_t v = 0; v < value_count; ++v) {
     const Value& value = graph.values[v];
     element_count(value.type.shape, detail::concat("value ", v));
     if (value.kind == ValueKind::input && !listed_input[v])
-      fail("value ", v, " is marked as an input but no input names it");
+      fail(ErrorCode::graph_schema, "value ", v, " is marked as an input but no input names it");
     if (value.kind == ValueKind::constant) {
-      if (!value.data) fail("constant value ", v, " has no data");
+      if (!value.data) fail(ErrorCode::graph_schema, "constant value ", v, " has no data");
       if (value.data->type() != value.type)
-        fail("constant value ", v, " is declared ", to_string(value.type), " but holds ",
+        fail(ErrorCode::weights_mismatch, "constant value ", v, " is declared ", to_string(value.type), " but holds ",
              to_string(value.data->type()));
     }
   }
@@ -90,22 +90,22 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
     const Node& node = graph.nodes[n];
     for (std::size_t i = 0; i < node.inputs.size(); ++i)
       check_id(node.inputs[i], describe_node(graph, n), ": input ", i);
-    if (node.outputs.empty()) fail(describe_node(graph, n), " has no outputs");
+    if (node.outputs.empty()) fail(ErrorCode::wrong_arity, describe_node(graph, n), " has no outputs");
     for (std::size_t o = 0; o < node.outputs.size(); ++o) {
       const ValueId id = node.outputs[o];
       check_id(id, describe_node(graph, n), ": output ", o);
       if (graph.values[id].kind != ValueKind::node_output)
-        fail(describe_node(graph, n), ": output ", o, " is value ", id,
+        fail(ErrorCode::duplicate_definition, describe_node(graph, n), ": output ", o, " is value ", id,
              ", which is an input or a constant");
       if (producer[id] >= 0)
-        fail("value ", id, " is produced twice, by ", describe_node(graph, producer[id]),
+        fail(ErrorCode::duplicate_definition, "value ", id, " is produced twice, by ", describe_node(graph, producer[id]),
              " and ", describe_node(graph, n));
       producer[id] = static_cast<std::int64_t>(n);
     }
   }
   for (std::size_t v = 0; v < value_count; ++v)
     if (graph.values[v].kind == ValueKind::node_output && producer[v] < 0)
-      fail("value ", v, " is dangling: no node produces it and it is not an input or constant");
+      fail(ErrorCode::undefined_value, "value ", v, " is dangling: no node produces it and it is not an input or constant");
 
   // Kahn's algorithm: a node is ready once every input it reads is available.
   std::vector<std::size_t> waiting(graph.nodes.size(), 0);
@@ -131,7 +131,7 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
   }
   if (order.size() != graph.nodes.size()) {
     for (std::size_t n = 0; n < graph.nodes.size(); ++n)
-      if (waiting[n] > 0) fail("the graph has a cycle through ", describe_node(graph, n));
+      if (waiting[n] > 0) fail(ErrorCode::graph_cycle, "the graph has a cycle through ", describe_node(graph, n));
   }
 
   for (std::size_t n : order) {
@@ -145,22 +145,22 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
       rethrow_with_context(describe_node(graph, n));
     }
     if (out.size() != node.outputs.size())
-      fail(describe_node(graph, n), " has ", node.outputs.size(), " outputs, its op gives ",
+      fail(ErrorCode::wrong_arity, describe_node(graph, n), " has ", node.outputs.size(), " outputs, its op gives ",
            out.size());
     for (std::size_t o = 0; o < out.size(); ++o)
       if (out[o] != graph.values[node.outputs[o]].type)
-        fail(describe_node(graph, n), ": output ", o, " (value ", node.outputs[o],
+        fail(ErrorCode::invalid_shape, describe_node(graph, n), ": output ", o, " (value ", node.outputs[o],
              ") is recorded as ", to_string(graph.values[node.outputs[o]].type),
              " but the shape rule gives ", to_string(out[o]));
   }
 
   names.clear();
-  if (graph.outputs.empty()) fail("the graph has no outputs");
+  if (graph.outputs.empty()) fail(ErrorCode::graph_schema, "the graph has no outputs");
   for (const NamedValue& out : graph.outputs) {
     check_id(out.value, "output '", out.name, "'");
-    if (!names.insert(out.name).second) fail("output name '", out.name, "' is used twice");
+    if (!names.insert(out.name).second) fail(ErrorCode::duplicate_definition, "output name '", out.name, "' is used twice");
     if (graph.values[out.value].kind != ValueKind::node_output)
-      fail("output '", out.name, "' is value ", out.value,
+      fail(ErrorCode::graph_schema, "output '", out.name, "' is value ", out.value,
            ", an input or constant; outputs must be computed by a node");
   }
   return order;
@@ -179,15 +179,15 @@ using TensorMap = std::map<std::string, Tensor>;
 inline void check_inputs(const Graph& graph, const TensorMap& inputs) {
   for (const NamedValue& in : graph.inputs) {
     const auto it = inputs.find(in.name);
-    if (it == inputs.end()) fail("input '", in.name, "' is missing");
+    if (it == inputs.end()) fail(ErrorCode::bad_run_inputs, "input '", in.name, "' is missing");
     if (it->second.type() != graph.type(in.value))
-      fail("input '", in.name, "' must be ", to_string(graph.type(in.value)), ", got ",
+      fail(ErrorCode::bad_run_inputs, "input '", in.name, "' must be ", to_string(graph.type(in.value)), ", got ",
            to_string(it->second.type()));
   }
   for (const auto& [name, tensor] : inputs) {
     bool known = false;
     for (const NamedValue& in : graph.inputs) known = known || in.name == name;
-    if (!known) fail("the graph has no input named '", name, "'");
+    if (!known) fail(ErrorCode::bad_run_inputs, "the graph has no input named '", name, "'");
   }
 }
 

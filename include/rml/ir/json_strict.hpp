@@ -3,6 +3,7 @@
 // through either way.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -15,6 +16,43 @@
 namespace rml {
 
 namespace json_detail {
+
+/// Offset of the first byte that breaks UTF-8 (overlong forms, surrogates
+/// and code points past U+10FFFF included), or nullopt if `text` is valid.
+inline std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t length = 0;
+    unsigned char second_min = 0x80, second_max = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) second_min = 0xA0;  // overlong
+      if (lead == 0xED) second_max = 0x9F;  // surrogates
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) second_min = 0x90;  // overlong
+      if (lead == 0xF4) second_max = 0x8F;  // past U+10FFFF
+    } else {
+      return i;
+    }
+    if (text.size() - i < length) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto byte = static_cast<unsigned char>(text[i + k]);
+      const unsigned char min = k == 1 ? second_min : 0x80, max = k == 1 ? second_max : 0xBF;
+      if (byte < min || byte > max) return i;
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
 
 /// A SAX handler that builds the document with nlohmann's own DOM builder
 /// while checking depth and duplicate keys as the events pass: linear in the
@@ -39,7 +77,7 @@ class StrictDomBuilder {
     return dom_.start_object(elements);
   }
   bool key(Json::string_t& key) {
-    if (!keys_of_open_objects_.back().insert(key).second) fail(what_, " has duplicate key '", key, "'");
+    if (!keys_of_open_objects_.back().insert(key).second) fail(ErrorCode::json_duplicate_key, what_, " has duplicate key '", key, "'");
     return dom_.key(key);
   }
   bool end_object() {
@@ -57,12 +95,14 @@ class StrictDomBuilder {
   }
   template <class Exception>
   bool parse_error(std::size_t, const std::string&, const Exception& error) {
-    fail(what_, " is not valid JSON: ", error.what());
+    // nlohmann reports a number beyond a double's range (1e999) as out_of_range 406.
+    const bool overflow = std::is_same_v<Exception, nlohmann::detail::out_of_range> && error.id == 406;
+    fail(overflow ? ErrorCode::non_finite_number : ErrorCode::json_syntax, what_, " is not valid JSON: ", error.what());
   }
 
  private:
   void enter() {
-    if (++depth_ > max_depth_) fail(what_, " nests deeper than ", max_depth_, " levels");
+    if (++depth_ > max_depth_) fail(ErrorCode::limit_exceeded, what_, " nests deeper than ", max_depth_, " levels");
   }
   nlohmann::detail::json_sax_dom_parser<Json> dom_;
   const std::string& what_;
@@ -73,19 +113,21 @@ class StrictDomBuilder {
 
 }  // namespace json_detail
 
-/// Parses `text`, rejecting NUL bytes, duplicate keys at any depth and
+/// Parses `text`, rejecting invalid UTF-8, NUL bytes, duplicate keys at any depth and
 /// nesting deeper than `max_depth`. Errors start with `what`.
 inline nlohmann::json parse_json_strict(std::string_view text, const std::string& what, int max_depth) {
   // nlohmann stops at a NUL as if the input ended, which would hide whatever
   // follows it; JSON never allows a raw NUL anyway.
+  if (const auto bad = json_detail::first_invalid_utf8(text))
+    fail(ErrorCode::invalid_utf8, what, " is not valid UTF-8 (bad byte at offset ", *bad, ")");
   if (const auto nul = text.find('\0'); nul != std::string_view::npos)
-    fail(what, " is not valid JSON: NUL byte at offset ", nul);
+    fail(ErrorCode::json_syntax, what, " is not valid JSON: NUL byte at offset ", nul);
   nlohmann::json result;
   json_detail::StrictDomBuilder builder(result, what, max_depth);
   try {
     nlohmann::json::sax_parse(text.begin(), text.end(), &builder);
   } catch (const nlohmann::json::exception& e) {
-    fail(what, " is not valid JSON: ", e.what());
+    fail(ErrorCode::json_syntax, what, " is not valid JSON: ", e.what());
   }
   return result;
 }

@@ -27,7 +27,7 @@ struct LoadOptions {
 
 /// Fails naming the limit when `value` exceeds it.
 inline void check_limit(std::uint64_t value, std::uint64_t limit, std::string_view what, std::string_view field) {
-  if (value > limit) fail(what, ": ", value, " exceeds the limit of ", limit, " (", field, ")");
+  if (value > limit) fail(ErrorCode::limit_exceeded, what, ": ", value, " exceeds the limit of ", limit, " (", field, ")");
 }
 
 namespace load_options_detail {
@@ -51,12 +51,12 @@ inline void set_limits(LoadOptions& options, std::string_view text) {
     const std::string_view item = text.substr(0, text.find(','));
     text.remove_prefix(std::min(text.size(), item.size() + 1));
     const auto equals = item.find('=');
-    if (equals == std::string_view::npos) fail("limit '", item, "' must be NAME=VALUE");
+    if (equals == std::string_view::npos) fail(ErrorCode::invalid_argument, "limit '", item, "' must be NAME=VALUE");
     const std::string_view name = item.substr(0, equals), value = item.substr(equals + 1);
     std::uint64_t number = 0;
     const auto parsed = std::from_chars(value.data(), value.data() + value.size(), number);
     if (parsed.ec != std::errc() || parsed.ptr != value.data() + value.size())
-      fail("limit '", name, "' needs a non-negative integer, got '", value, "'");
+      fail(ErrorCode::invalid_argument, "limit '", name, "' needs a non-negative integer, got '", value, "'");
     bool known = false;
     for (const auto& field : load_options_detail::fields)
       if (field.name == name) {
@@ -66,7 +66,7 @@ inline void set_limits(LoadOptions& options, std::string_view text) {
     if (!known) {
       std::string names;
       for (const auto& field : load_options_detail::fields) names += (names.empty() ? "" : ", ") + std::string(field.name);
-      fail("unknown limit '", name, "' (limits: ", names, ")");
+      fail(ErrorCode::invalid_argument, "unknown limit '", name, "' (limits: ", names, ")");
     }
   }
 }

@@ -14,7 +14,7 @@ namespace detail {
 template <class T>
 T attribute_from_json(const Json& j, std::string_view attribute) {
   auto bad = [&](std::string_view expected) {
-    fail("attribute '", attribute, "' must be ", expected, ", got ", j.dump());
+    fail(ErrorCode::invalid_attribute, "attribute '", attribute, "' must be ", expected, ", got ", j.dump());
   };
   if constexpr (std::is_same_v<T, std::int64_t>) {
     if (!j.is_number_integer()) bad("an integer");
@@ -58,7 +58,7 @@ Op parse_attributes(const Json& attrs) {
     using T = typename std::decay_t<decltype(field)>::value_type;
     const auto it = attrs.find(std::string(field.name));
     if (it == attrs.end()) {
-      if (field.required) fail("missing attribute '", field.name, "'");
+      if (field.required) fail(ErrorCode::invalid_attribute, "missing attribute '", field.name, "'");
       return;
     }
     ++known;
@@ -68,7 +68,7 @@ Op parse_attributes(const Json& attrs) {
     for (const auto& [key, value] : attrs.items()) {
       bool declared = false;
       for_each_field<Op>([&](const auto& field) { declared = declared || field.name == key; });
-      if (!declared) fail("unknown attribute '", key, "'");
+      if (!declared) fail(ErrorCode::invalid_attribute, "unknown attribute '", key, "'");
     }
   }
   return op;
@@ -81,7 +81,7 @@ Op parse_attributes(const Json& attrs) {
 inline AnyOp op_from_json(std::string_view name, const Json& attrs) {
   AnyOp op = Registry::make(name);
   if (!attrs.is_null() && !attrs.is_object())
-    fail("op '", name, "': attributes must be a JSON object");
+    fail(ErrorCode::invalid_attribute, "op '", name, "': attributes must be a JSON object");
   const Json& object = attrs.is_null() ? Json::object() : attrs;
   try {
     return std::visit(

@@ -84,8 +84,8 @@ inline const StoredDType& stored_dtype(std::string_view name, const std::string&
   for (const StoredDType& dtype : readable_dtypes)
     if (dtype.name == name) return dtype;
   if (std::ranges::find(unsupported_dtypes, name) != std::end(unsupported_dtypes))
-    fail(what, ": unsupported dtype '", name, "' (rml reads F32, I32, F16, BF16, F64, I64, BOOL)");
-  fail(what, ": unknown dtype '", name, "'");
+    fail(ErrorCode::weights_dtype, what, ": unsupported dtype '", name, "' (rml reads F32, I32, F16, BF16, F64, I64, BOOL)");
+  fail(ErrorCode::weights_dtype, what, ": unknown dtype '", name, "'");
 }
 
 inline float f16_to_f32(std::uint16_t half) {
@@ -141,7 +141,7 @@ inline Tensor decode_tensor(const StoredDType& dtype, const Shape& shape, std::s
       for (std::size_t i = 0; i < count; ++i) {
         const auto value = load<std::int64_t>(in + 8 * i);
         if (value < INT32_MIN || value > INT32_MAX)
-          fail(what, ": I64 value ", value, " at index ", i, " is outside the i32 range");
+          fail(ErrorCode::weights_dtype, what, ": I64 value ", value, " at index ", i, " is outside the i32 range");
         out[i] = static_cast<std::int32_t>(value);
       }
       break;
@@ -150,7 +150,7 @@ inline Tensor decode_tensor(const StoredDType& dtype, const Shape& shape, std::s
       auto out = tensor.values<float>();
       for (std::size_t i = 0; i < count; ++i) {
         const auto byte = static_cast<unsigned char>(in[i]);
-        if (byte > 1) fail(what, ": BOOL byte ", int{byte}, " at index ", i, " is neither 0 nor 1");
+        if (byte > 1) fail(ErrorCode::weights_dtype, what, ": BOOL byte ", int{byte}, " at index ", i, " is neither 0 nor 1");
         out[i] = byte;
       }
       break;
@@ -161,48 +161,10 @@ inline Tensor decode_tensor(const StoredDType& dtype, const Shape& shape, std::s
 
 // ---- header ----
 
-/// Offset of the first byte that breaks UTF-8 (overlong forms, surrogates
-/// and code points past U+10FFFF included), or nullopt if `text` is valid.
-inline std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t length = 0;
-    unsigned char second_min = 0x80, second_max = 0xBF;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      if (lead == 0xE0) second_min = 0xA0;  // overlong
-      if (lead == 0xED) second_max = 0x9F;  // surrogates
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      if (lead == 0xF0) second_min = 0x90;  // overlong
-      if (lead == 0xF4) second_max = 0x8F;  // past U+10FFFF
-    } else {
-      return i;
-    }
-    if (text.size() - i < length) return i;
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto byte = static_cast<unsigned char>(text[i + k]);
-      const unsigned char min = k == 1 ? second_min : 0x80, max = k == 1 ? second_max : 0xBF;
-      if (byte < min || byte > max) return i;
-    }
-    i += length;
-  }
-  return std::nullopt;
-}
-
 /// Parses the header as JSON, rejecting what nlohmann would silently accept:
 /// duplicate keys (it keeps the last) and needless nesting.
 inline nlohmann::json parse_header_json(std::string_view header, const std::string& source) {
-  if (const auto bad = first_invalid_utf8(header))
-    fail(source, ": header is not valid UTF-8 (bad byte at header offset ", *bad, ")");
-  if (header.empty() || header.front() != '{') fail(source, ": header does not start with '{'");
+  if (header.empty() || header.front() != '{') fail(ErrorCode::weights_header, source, ": header does not start with '{'");
   return parse_json_strict(header, source + ": header", max_header_depth);
 }
 
@@ -211,15 +173,15 @@ inline std::int64_t non_negative_integer(const nlohmann::json& value, const std:
                                          std::string_view field) {
   if (value.is_number_unsigned()) {
     const auto number = value.get<std::uint64_t>();
-    if (number > static_cast<std::uint64_t>(INT64_MAX)) fail(what, ": ", field, " ", number, " is too large");
+    if (number > static_cast<std::uint64_t>(INT64_MAX)) fail(ErrorCode::size_overflow, what, ": ", field, " ", number, " is too large");
     return static_cast<std::int64_t>(number);
   }
   if (value.is_number_integer()) {
     const auto number = value.get<std::int64_t>();
-    if (number < 0) fail(what, ": ", field, " ", number, " is negative");
+    if (number < 0) fail(ErrorCode::weights_header, what, ": ", field, " ", number, " is negative");
     return number;
   }
-  fail(what, ": ", field, " must be a non-negative integer, got a ", value.type_name());
+  fail(ErrorCode::weights_header, what, ": ", field, " must be a non-negative integer, got a ", value.type_name());
 }
 
 /// One tensor's header entry, checked on its own and against the data size.
@@ -236,12 +198,12 @@ inline std::string describe_tensor(const std::string& source, const std::string&
 }
 
 inline void check_entry_keys(const nlohmann::json& entry, const std::string& what) {
-  if (!entry.is_object()) fail(what, ": entry is not an object (it must hold dtype, shape, data_offsets)");
+  if (!entry.is_object()) fail(ErrorCode::weights_header, what, ": entry is not an object (it must hold dtype, shape, data_offsets)");
   for (auto it = entry.begin(); it != entry.end(); ++it)
     if (it.key() != "dtype" && it.key() != "shape" && it.key() != "data_offsets")
-      fail(what, ": unexpected key '", it.key(), "' (an entry holds exactly dtype, shape, data_offsets)");
+      fail(ErrorCode::weights_header, what, ": unexpected key '", it.key(), "' (an entry holds exactly dtype, shape, data_offsets)");
   for (const char* key : {"dtype", "shape", "data_offsets"})
-    if (!entry.contains(key)) fail(what, ": missing key '", key, "'");
+    if (!entry.contains(key)) fail(ErrorCode::weights_header, what, ": missing key '", key, "'");
 }
 
 inline TensorEntry parse_entry(const std::string& name, const nlohmann::json& entry,
@@ -250,11 +212,11 @@ inline TensorEntry parse_entry(const std::string& name, const nlohmann::json& en
   check_entry_keys(entry, what);
 
   const nlohmann::json& dtype_name = entry.at("dtype");
-  if (!dtype_name.is_string()) fail(what, ": dtype must be a string");
+  if (!dtype_name.is_string()) fail(ErrorCode::weights_header, what, ": dtype must be a string");
   const StoredDType& dtype = stored_dtype(dtype_name.get_ref<const std::string&>(), what);
 
   const nlohmann::json& dims = entry.at("shape");
-  if (!dims.is_array()) fail(what, ": shape must be an array of non-negative integers");
+  if (!dims.is_array()) fail(ErrorCode::weights_header, what, ": shape must be an array of non-negative integers");
   Shape shape;
   shape.reserve(dims.size());
   for (const nlohmann::json& dim : dims) shape.push_back(non_negative_integer(dim, what, "shape dimension"));
@@ -262,24 +224,24 @@ inline TensorEntry parse_entry(const std::string& name, const nlohmann::json& en
   const std::int64_t byte_length = checked_mul(element_count(shape, size_what), dtype.bytes, size_what);
 
   const nlohmann::json& offsets = entry.at("data_offsets");
-  if (!offsets.is_array() || offsets.size() != 2) fail(what, ": data_offsets must be [begin, end]");
+  if (!offsets.is_array() || offsets.size() != 2) fail(ErrorCode::weights_header, what, ": data_offsets must be [begin, end]");
   const std::int64_t begin = non_negative_integer(offsets[0], what, "data_offsets begin");
   const std::int64_t end = non_negative_integer(offsets[1], what, "data_offsets end");
-  if (begin > end) fail(what, ": data_offsets begin ", begin, " is greater than end ", end);
+  if (begin > end) fail(ErrorCode::weights_offsets, what, ": data_offsets begin ", begin, " is greater than end ", end);
   if (static_cast<std::uint64_t>(end) > data_size)
-    fail(what, ": data_offsets end ", end, " is past the end of the data region (", data_size, " bytes)");
+    fail(ErrorCode::weights_offsets, what, ": data_offsets end ", end, " is past the end of the data region (", data_size, " bytes)");
   if (end - begin != byte_length)
-    fail(what, ": data_offsets span ", end - begin, " bytes but ", to_string(shape), " ", dtype.name,
+    fail(ErrorCode::weights_offsets, what, ": data_offsets span ", end - begin, " bytes but ", to_string(shape), " ", dtype.name,
          " elements need ", byte_length);
   return {name, &dtype, std::move(shape), begin, end};
 }
 
 inline std::map<std::string, std::string> parse_metadata(const nlohmann::json& metadata,
                                                          const std::string& source) {
-  if (!metadata.is_object()) fail(source, ": __metadata__ must be an object of strings");
+  if (!metadata.is_object()) fail(ErrorCode::weights_header, source, ": __metadata__ must be an object of strings");
   std::map<std::string, std::string> result;
   for (auto it = metadata.begin(); it != metadata.end(); ++it) {
-    if (!it->is_string()) fail(source, ": __metadata__ value for '", it.key(), "' is not a string");
+    if (!it->is_string()) fail(ErrorCode::weights_header, source, ": __metadata__ value for '", it.key(), "' is not a string");
     result.emplace(it.key(), it->get<std::string>());
   }
   return result;
@@ -295,14 +257,14 @@ inline void check_layout(std::vector<TensorEntry>& entries, std::uint64_t data_s
   for (const TensorEntry& entry : entries) {
     const std::string what = describe_tensor(source, entry.name);
     if (entry.begin < expected_begin)
-      fail(what, ": data [", entry.begin, ", ", entry.end, ") overlaps tensor '", previous->name, "'");
+      fail(ErrorCode::weights_offsets, what, ": data [", entry.begin, ", ", entry.end, ") overlaps tensor '", previous->name, "'");
     if (entry.begin > expected_begin)
-      fail(what, ": gap of ", entry.begin - expected_begin, " bytes before its data at offset ", entry.begin);
+      fail(ErrorCode::weights_offsets, what, ": gap of ", entry.begin - expected_begin, " bytes before its data at offset ", entry.begin);
     expected_begin = entry.end;
     previous = &entry;
   }
   if (static_cast<std::uint64_t>(expected_begin) != data_size)
-    fail(source, ": ", data_size - static_cast<std::uint64_t>(expected_begin),
+    fail(ErrorCode::weights_trailing_bytes, source, ": ", data_size - static_cast<std::uint64_t>(expected_begin),
          " trailing bytes after the last tensor's data");
 }
 
@@ -313,8 +275,8 @@ inline std::string_view stored_name(DType dtype) { return dtype == DType::f32 ? 
 inline void check_names(const NamedTensors& tensors) {
   std::set<std::string_view> seen;
   for (const auto& [name, tensor] : tensors) {
-    if (name == metadata_key) fail("safetensors: tensor name '", metadata_key, "' is reserved for metadata");
-    if (!seen.insert(name).second) fail("safetensors: duplicate tensor name '", name, "'");
+    if (name == metadata_key) fail(ErrorCode::invalid_argument, "safetensors: tensor name '", metadata_key, "' is reserved for metadata");
+    if (!seen.insert(name).second) fail(ErrorCode::duplicate_definition, "safetensors: duplicate tensor name '", name, "'");
   }
 }
 
@@ -342,7 +304,7 @@ inline std::string header_json(const NamedTensors& tensors,
       offset += tensor.bytes();
     }
   } catch (const Json::exception& e) {
-    fail("safetensors: a tensor name or metadata string is not valid UTF-8: ", e.what());
+    fail(ErrorCode::invalid_utf8, "safetensors: a tensor name or metadata string is not valid UTF-8: ", e.what());
   }
   return text + '}';
 }
@@ -366,21 +328,21 @@ class FileBytes {
  public:
   FileBytes(const std::filesystem::path& path, std::uintmax_t limit, std::string_view limit_name) : name_(path.string()) {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) fail(name_, ": not a readable file");
+    if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::io_failed, name_, ": not a readable file");
     size_ = std::filesystem::file_size(path, ec);
-    if (ec) fail(name_, ": cannot read its size: ", ec.message());
+    if (ec) fail(ErrorCode::io_failed, name_, ": cannot read its size: ", ec.message());
     if (size_ > limit)
-      fail(name_, ": file of ", size_, " bytes exceeds the limit of ", limit, limit_name.empty() ? "" : " (", limit_name,
+      fail(ErrorCode::limit_exceeded, name_, ": file of ", size_, " bytes exceeds the limit of ", limit, limit_name.empty() ? "" : " (", limit_name,
            limit_name.empty() ? "" : ")");
     in_.open(path, std::ios::binary);
-    if (!in_) fail(name_, ": cannot open for reading");
+    if (!in_) fail(ErrorCode::io_failed, name_, ": cannot open for reading");
   }
   std::uint64_t size() const { return size_; }
   void read(std::uint64_t offset, std::size_t count, char* out) {
     in_.seekg(static_cast<std::streamoff>(offset));
     in_.read(out, static_cast<std::streamsize>(count));
     if (!in_ || in_.gcount() != static_cast<std::streamsize>(count))
-      fail(name_, ": short read at offset ", offset, " (did the file change while it was read?)");
+      fail(ErrorCode::io_failed, name_, ": short read at offset ", offset, " (did the file change while it was read?)");
   }
 
  private:
@@ -409,15 +371,15 @@ template <class Bytes>
 SafetensorsContents parse(Bytes& bytes, const std::string& source, std::uint64_t header_limit = max_header_bytes) {
   const std::uint64_t size = bytes.size();
   if (size < length_prefix_bytes)
-    fail(source, ": file of ", size, " bytes is too short for the 8-byte header length");
+    fail(ErrorCode::weights_truncated, source, ": file of ", size, " bytes is too short for the 8-byte header length");
   char prefix[length_prefix_bytes];
   bytes.read(0, length_prefix_bytes, prefix);
   const auto header_length = load<std::uint64_t>(prefix);
   if (header_length > std::min(header_limit, max_header_bytes))
-    fail(source, ": header length ", header_length, " exceeds the ", std::min(header_limit, max_header_bytes),
+    fail(ErrorCode::limit_exceeded, source, ": header length ", header_length, " exceeds the ", std::min(header_limit, max_header_bytes),
          "-byte limit (LoadOptions::max_header_bytes)");
   if (header_length > size - length_prefix_bytes)
-    fail(source, ": header length ", header_length, " runs past the end of the file (", size, " bytes)");
+    fail(ErrorCode::weights_truncated, source, ": header length ", header_length, " runs past the end of the file (", size, " bytes)");
   std::string header(static_cast<std::size_t>(header_length), '\0');
   bytes.read(length_prefix_bytes, header.size(), header.data());
   const std::uint64_t data_start = length_prefix_bytes + header_length, data_size = size - data_start;
@@ -468,7 +430,7 @@ inline std::string serialize_safetensors(const NamedTensors& tensors,
   const std::size_t unaligned = (sd::length_prefix_bytes + header.size()) % sd::data_alignment;
   if (unaligned != 0) header.append(sd::data_alignment - unaligned, ' ');
   if (header.size() > sd::max_header_bytes)
-    fail("safetensors: header of ", header.size(), " bytes exceeds the ", sd::max_header_bytes,
+    fail(ErrorCode::limit_exceeded, "safetensors: header of ", header.size(), " bytes exceeds the ", sd::max_header_bytes,
          "-byte limit");
 
   std::size_t data_size = 0;

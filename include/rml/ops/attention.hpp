@@ -33,9 +33,9 @@ struct Sdpa {
     }
     const Shape &q = in[0].shape, &k = in[1].shape, &v = in[2].shape;
     const std::int64_t lq = q[q.size() - 2], d = q.back(), lk = k[k.size() - 2];
-    if (k.back() != d) fail("key head dim ", k.back(), " differs from query head dim ", d);
+    if (k.back() != d) fail(ErrorCode::invalid_shape, "key head dim ", k.back(), " differs from query head dim ", d);
     if (v[v.size() - 2] != lk)
-      fail("value length ", v[v.size() - 2], " differs from key length ", lk);
+      fail(ErrorCode::invalid_shape, "value length ", v[v.size() - 2], " differs from key length ", lk);
     auto batch = [](const Shape& s) { return std::span(s).first(s.size() - 2); };
     Shape out = broadcast_shapes(broadcast_shapes(batch(q), batch(k), "query and key batch"),
                                  batch(v), "value batch");
@@ -46,7 +46,7 @@ struct Sdpa {
       scores.push_back(lq);
       scores.push_back(lk);
       if (broadcast_shapes(scores, in[3].shape, "mask") != scores)
-        fail("mask ", to_string(in[3].shape), " does not broadcast to the scores ",
+        fail(ErrorCode::invalid_shape, "mask ", to_string(in[3].shape), " does not broadcast to the scores ",
              to_string(scores));
     }
     return {{DType::f32, out}};

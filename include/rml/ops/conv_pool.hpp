@@ -16,7 +16,7 @@ void check_window(const Op& op) {
   require_positive(op.strides, "strides");
   require_length(op.pads, 4, "pads");
   for (auto p : op.pads)
-    if (p < 0) fail("attribute 'pads' must be non-negative, got ", to_string(op.pads));
+    if (p < 0) fail(ErrorCode::invalid_attribute, "attribute 'pads' must be non-negative, got ", to_string(op.pads));
   require_length(op.dilations, 2, "dilations");
   require_positive(op.dilations, "dilations");
 }
@@ -28,7 +28,7 @@ std::int64_t window_output_size(const Op& op, std::int64_t input, std::int64_t k
       checked_add(checked_add(input, op.pads[axis], "padded input"), op.pads[axis + 2], "padded input");
   const std::int64_t extent = checked_add(checked_mul(op.dilations[axis], kernel - 1, "window extent"), 1, "window extent");
   if (extent > padded)
-    fail("window of extent ", extent, " does not fit the padded input of size ", padded,
+    fail(ErrorCode::invalid_shape, "window of extent ", extent, " does not fit the padded input of size ", padded,
          " on spatial axis ", axis);
   return (padded - extent) / op.strides[axis] + 1;
 }
@@ -56,15 +56,15 @@ struct Conv2d {
     require_rank(in[0], 4, 0);
     require_rank(in[1], 4, 1);
     const Shape &x = in[0].shape, &w = in[1].shape;
-    if (groups < 1) fail("attribute 'groups' must be positive, got ", groups);
+    if (groups < 1) fail(ErrorCode::invalid_attribute, "attribute 'groups' must be positive, got ", groups);
     if (x[1] % groups != 0 || w[0] % groups != 0)
-      fail("groups = ", groups, " must divide the input channels ", x[1], " and output channels ", w[0]);
+      fail(ErrorCode::invalid_attribute, "groups = ", groups, " must divide the input channels ", x[1], " and output channels ", w[0]);
     const std::int64_t expected_channels = checked_mul(w[1], groups, "weight channels x groups");
     if (expected_channels != x[1])
-      fail("weight ", to_string(w), " expects ", expected_channels, " input channels, input ",
+      fail(ErrorCode::invalid_shape, "weight ", to_string(w), " expects ", expected_channels, " input channels, input ",
            to_string(x), " has ", x[1]);
     if (in.size() == 3 && in[2].shape != Shape{w[0]})
-      fail("bias must have shape [", w[0], "], got ", to_string(in[2].shape));
+      fail(ErrorCode::invalid_shape, "bias must have shape [", w[0], "], got ", to_string(in[2].shape));
     return {{DType::f32,
              {x[0], w[0], window_output_size(*this, x[2], w[2], 0), window_output_size(*this, x[3], w[3], 1)}}};
   }
@@ -83,7 +83,7 @@ Types pool_infer(const Pool& op, InputTypes in) {
     const std::int64_t extent =
         checked_add(checked_mul(op.dilations[axis], op.kernel[axis] - 1, "window extent"), 1, "window extent");
     if (op.pads[axis] >= extent || op.pads[axis + 2] >= extent)
-      fail("attribute 'pads' ", to_string(op.pads), " must be smaller than the window extent ", extent,
+      fail(ErrorCode::invalid_attribute, "attribute 'pads' ", to_string(op.pads), " must be smaller than the window extent ", extent,
            " on spatial axis ", axis);
   }
   checked_mul(op.kernel[0], op.kernel[1], "window size");  // avg_pool2d's count_include_pad divisor

@@ -205,7 +205,7 @@ struct Select {
   static constexpr auto fields() { return std::tuple{}; }
   Types infer(InputTypes in) const {
     if (in[1].dtype != in[2].dtype)
-      fail("input 2 is ", dtype_name(in[2].dtype), " but input 1 is ", dtype_name(in[1].dtype));
+      fail(ErrorCode::dtype_mismatch, "input 2 is ", dtype_name(in[2].dtype), " but input 1 is ", dtype_name(in[1].dtype));
     const Shape ab = broadcast_shapes(in[1].shape, in[2].shape, "operands");
     return {{in[1].dtype, broadcast_shapes(in[0].shape, ab, "condition and operands")}};
   }

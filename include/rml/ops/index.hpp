@@ -25,7 +25,7 @@ struct Gather {
     const Shape& data = in[0].shape;
     const std::int64_t a = normalize_axis(axis, data.size(), "attribute 'axis'");
     if (data[a] == 0 && element_count(in[1].shape) > 0)
-      fail("cannot gather from the empty axis ", axis, " of ", to_string(data));
+      fail(ErrorCode::invalid_shape, "cannot gather from the empty axis ", axis, " of ", to_string(data));
     Shape out(data.begin(), data.begin() + a);
     out.insert(out.end(), in[1].shape.begin(), in[1].shape.end());
     out.insert(out.end(), data.begin() + a + 1, data.end());
@@ -49,7 +49,7 @@ struct TopK {
     require_min_rank(in[0], 1, 0);
     Shape out = in[0].shape;
     if (k < 0 || k > out.back())
-      fail("attribute 'k' = ", k, " is outside [0, ", out.back(), "] for shape ",
+      fail(ErrorCode::index_out_of_range, "attribute 'k' = ", k, " is outside [0, ", out.back(), "] for shape ",
            to_string(out));
     out.back() = k;
     return {{in[0].dtype, out}, {DType::i32, out}};

@@ -28,10 +28,10 @@ struct Reshape {
     int inferred = -1;
     for (std::size_t i = 0; i < out.size(); ++i) {
       if (out[i] == -1) {
-        if (inferred >= 0) fail("attribute 'shape' ", to_string(shape), " has more than one -1");
+        if (inferred >= 0) fail(ErrorCode::invalid_attribute, "attribute 'shape' ", to_string(shape), " has more than one -1");
         inferred = static_cast<int>(i);
       } else if (out[i] < 0) {
-        fail("attribute 'shape' ", to_string(shape), " has a negative dimension");
+        fail(ErrorCode::invalid_attribute, "attribute 'shape' ", to_string(shape), " has a negative dimension");
       } else {
         given.push_back(out[i]);
       }
@@ -39,10 +39,10 @@ struct Reshape {
     const std::int64_t known = element_count(given, "attribute 'shape'");
     if (inferred >= 0) {
       if (known == 0 || count % known != 0)
-        fail("cannot reshape ", to_string(input), " to ", to_string(shape));
+        fail(ErrorCode::invalid_shape, "cannot reshape ", to_string(input), " to ", to_string(shape));
       out[inferred] = count / known;
     } else if (known != count) {
-      fail("cannot reshape ", to_string(input), " (", count, " elements) to ", to_string(shape),
+      fail(ErrorCode::invalid_shape, "cannot reshape ", to_string(input), " (", count, " elements) to ", to_string(shape),
            " (", known, " elements)");
     }
     return out;
@@ -62,12 +62,12 @@ struct Transpose {
   Types infer(InputTypes in) const {
     const Shape& x = in[0].shape;
     if (perm.size() != x.size())
-      fail("attribute 'perm' ", to_string(perm), " does not match rank ", x.size());
+      fail(ErrorCode::invalid_attribute, "attribute 'perm' ", to_string(perm), " does not match rank ", x.size());
     std::vector<bool> seen(x.size(), false);
     Shape out(x.size());
     for (std::size_t i = 0; i < perm.size(); ++i) {
       if (perm[i] < 0 || perm[i] >= std::int64_t(x.size()) || seen[perm[i]])
-        fail("attribute 'perm' ", to_string(perm), " is not a permutation of 0..", x.size() - 1);
+        fail(ErrorCode::invalid_attribute, "attribute 'perm' ", to_string(perm), " is not a permutation of 0..", x.size() - 1);
       seen[perm[i]] = true;
       out[i] = x[perm[i]];
     }
@@ -89,11 +89,11 @@ struct BroadcastTo {
     const Shape& x = in[0].shape;
     element_count(shape, "attribute 'shape'");
     if (x.size() > shape.size())
-      fail("cannot broadcast ", to_string(x), " to the lower-rank ", to_string(shape));
+      fail(ErrorCode::invalid_shape, "cannot broadcast ", to_string(x), " to the lower-rank ", to_string(shape));
     const std::size_t lead = shape.size() - x.size();
     for (std::size_t i = 0; i < x.size(); ++i)
       if (x[i] != 1 && x[i] != shape[lead + i])
-        fail("cannot broadcast ", to_string(x), " to ", to_string(shape));
+        fail(ErrorCode::invalid_shape, "cannot broadcast ", to_string(x), " to ", to_string(shape));
     return {{in[0].dtype, shape}};
   }
 };
@@ -127,11 +127,11 @@ struct Slice {
     std::vector<bool> seen(x.size(), false);
     for (std::size_t i = 0; i < axes.size(); ++i) {
       const std::int64_t axis = normalize_axis(axes[i], x.size(), "attribute 'axes'");
-      if (seen[axis]) fail("attribute 'axes' repeats axis ", axes[i]);
+      if (seen[axis]) fail(ErrorCode::invalid_axis, "attribute 'axes' repeats axis ", axes[i]);
       seen[axis] = true;
       // NumPy clamps steps to +-INT64_MAX; that also keeps -step from overflowing.
       const std::int64_t step = std::max(steps.empty() ? 1 : steps[i], -INT64_MAX);
-      if (step == 0) fail("attribute 'steps' has a zero step");
+      if (step == 0) fail(ErrorCode::invalid_attribute, "attribute 'steps' has a zero step");
       const std::int64_t dim = x[axis];
       auto clamp = [&](std::int64_t index, std::int64_t lo, std::int64_t hi) {
         if (index < 0) index = index < -dim ? lo : index + dim;  // saturating, no overflow
@@ -173,7 +173,7 @@ struct Concat {
       for (std::size_t d = 0; compatible && d < rank; ++d)
         compatible = d == std::size_t(a) || s[d] == out[d];
       if (!compatible)
-        fail("input ", i, " has shape ", to_string(s), ", incompatible with ",
+        fail(ErrorCode::invalid_shape, "input ", i, " has shape ", to_string(s), ", incompatible with ",
              to_string(in[0].shape), " for concatenation on axis ", axis);
       out[a] = checked_add(out[a], s[a], "concatenated axis");
     }
@@ -200,12 +200,12 @@ struct Pad {
     Shape out = x;
     for (std::size_t i = 0; i < x.size(); ++i) {
       if (pads[i] < 0 || pads[x.size() + i] < 0)
-        fail("attribute 'pads' ", to_string(pads), " is negative (cropping is a slice)");
+        fail(ErrorCode::invalid_attribute, "attribute 'pads' ", to_string(pads), " is negative (cropping is a slice)");
       out[i] = checked_add(checked_add(out[i], pads[i], "padded shape"), pads[x.size() + i], "padded shape");
     }
     const bool fits_i32 = value >= -2147483648.0 && value <= 2147483647.0 && value == std::trunc(value);
     if (in[0].dtype == DType::i32 && !fits_i32)
-      fail("attribute 'value' ", value, " is not an i32, as the i32 input needs");
+      fail(ErrorCode::invalid_attribute, "attribute 'value' ", value, " is not an i32, as the i32 input needs");
     return {{in[0].dtype, out}};
   }
 };

@@ -28,7 +28,7 @@ struct MatMul {
     if (b_vector) b.push_back(1);
     const std::int64_t m = a[a.size() - 2], k = a.back(), k2 = b[b.size() - 2], n = b.back();
     if (k != k2)
-      fail("contracted dimensions differ: ", to_string(in[0].shape), " @ ",
+      fail(ErrorCode::invalid_shape, "contracted dimensions differ: ", to_string(in[0].shape), " @ ",
            to_string(in[1].shape));
     Shape out = broadcast_shapes(std::span(a).first(a.size() - 2),
                                  std::span(b).first(b.size() - 2), "batch dimensions");

@@ -39,10 +39,10 @@ struct LayerNorm {
   Types infer(InputTypes in) const {
     for (std::size_t i = 0; i < in.size(); ++i) require_f32(in[i], i);
     require_min_rank(in[0], 1, 0);
-    if (!(eps >= 0)) fail("attribute 'eps' must be non-negative, got ", eps);
+    if (!(eps >= 0)) fail(ErrorCode::invalid_attribute, "attribute 'eps' must be non-negative, got ", eps);
     for (std::size_t i = 1; i < in.size(); ++i)
       if (in[i].shape != Shape{in[0].shape.back()})
-        fail("input ", i, " must have shape [", in[0].shape.back(), "], got ",
+        fail(ErrorCode::invalid_shape, "input ", i, " must have shape [", in[0].shape.back(), "], got ",
              to_string(in[i].shape));
     return {in[0]};
   }
@@ -62,7 +62,7 @@ struct Gelu {
   bool uses_tanh() const {
     if (approximate == "none") return false;
     if (approximate == "tanh") return true;
-    fail("attribute 'approximate' must be \"none\" or \"tanh\", got \"", approximate, "\"");
+    fail(ErrorCode::invalid_attribute, "attribute 'approximate' must be \"none\" or \"tanh\", got \"", approximate, "\"");
   }
   Types infer(InputTypes in) const {
     require_f32(in[0], 0);

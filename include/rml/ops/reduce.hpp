@@ -34,7 +34,7 @@ struct Reduce {
     for (std::size_t d = 0; d < x.size(); ++d) {
       const bool is_reduced = std::find(reduced.begin(), reduced.end(), std::int64_t(d)) != reduced.end();
       if (is_reduced && Kind::needs_identity && x[d] == 0)
-        fail("cannot reduce the empty axis ", d, " of ", to_string(x), ": ", name, " has no identity");
+        fail(ErrorCode::invalid_shape, "cannot reduce the empty axis ", d, " of ", to_string(x), ": ", name, " has no identity");
       if (!is_reduced) out.push_back(x[d]);
       else if (keep_dims) out.push_back(1);
     }

@@ -33,7 +33,7 @@ struct PassList {
   static std::size_t run(std::string_view name, Rewriter& rw) {
     const std::size_t before = rw.changes;
     const bool known = ((name == Passes::name ? (Passes::run(rw), true) : false) || ...);
-    if (!known) fail("unknown pass '", name, "' (known: ", join(), ")");
+    if (!known) fail(ErrorCode::invalid_argument, "unknown pass '", name, "' (known: ", join(), ")");
     return rw.changes - before;
   }
 
@@ -65,7 +65,7 @@ inline PassReport run_passes(Graph& graph, std::vector<std::string> names = {}) 
   constexpr int kMaxRounds = 100;
   graph = without_dead_code(graph);
   for (bool changed = true; changed; ++report.rounds) {
-    if (report.rounds == kMaxRounds) fail("the clean-up passes did not settle after ", kMaxRounds, " rounds");
+    if (report.rounds == kMaxRounds) fail(ErrorCode::internal, "the clean-up passes did not settle after ", kMaxRounds, " rounds");
     changed = false;
     for (const std::string& name : names) {
       Rewriter rw(graph);

@@ -133,7 +133,7 @@ inline void sort_topologically(Graph& graph) {
       auto& [n, next] = stack.back();
       if (next < graph.nodes[n].inputs.size()) {
         const std::int64_t p = producer[graph.nodes[n].inputs[next++]];
-        if (p >= 0 && state[p] == 1) fail("a clean-up pass made the graph cyclic at ", describe_node(graph, n));
+        if (p >= 0 && state[p] == 1) fail(ErrorCode::internal, "a clean-up pass made the graph cyclic at ", describe_node(graph, n));
         if (p >= 0 && state[p] == 0) {
           state[p] = 1;
           stack.push_back({static_cast<std::size_t>(p), 0});

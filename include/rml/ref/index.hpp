@@ -18,7 +18,7 @@ inline void reference(const Gather& op, Inputs in, std::span<Tensor> out) {
   // Every index is checked, even when the output is empty.
   for (std::size_t i = 0; i < indices.size(); ++i)
     if (indices[i] < -dim || indices[i] >= dim)
-      fail("gather: index ", indices[i], " at position ", i, " is out of range for axis ", op.axis,
+      fail(ErrorCode::index_out_of_range, "gather: index ", indices[i], " at position ", i, " is out of range for axis ", op.axis,
            " of size ", dim);
   if (out[0].elements() == 0) return;  // else `outer` could be 2^60 rows of nothing (or overflow)
   const std::int64_t outer = span_size(data.shape(), 0, axis);

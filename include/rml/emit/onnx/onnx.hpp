@@ -38,7 +38,7 @@ struct Onnx {
         [&](const auto& op) {
           using Op = std::decay_t<decltype(op)>;
           if constexpr (Lowers<Onnx, Op>) Lowering<Onnx, Op>::lower(context, node, op);
-          else fail("onnx has no lowering for op '", Op::name, "'");  // preflight reports these first
+          else fail(ErrorCode::unsupported, "onnx has no lowering for op '", Op::name, "'");  // preflight reports these first
         },
         node.op);
   }
@@ -60,11 +60,11 @@ struct Onnx {
     std::map<std::string, ValueId> owner;
     for (ValueId v = 0; v < graph.values.size(); ++v) {
       const auto [it, fresh] = owner.emplace(value_name(graph, v), v);
-      if (!fresh) fail("onnx: values ", it->second, " and ", v, " would both be named '", it->first, "'");
+      if (!fresh) fail(ErrorCode::duplicate_definition, "onnx: values ", it->second, " and ", v, " would both be named '", it->first, "'");
     }
     for (const NamedValue& out : graph.outputs)
       if (const auto it = owner.find(out.name); it != owner.end() && it->second != out.value)
-        fail("onnx: output '", out.name, "' has the name of value ", it->second);
+        fail(ErrorCode::duplicate_definition, "onnx: output '", out.name, "' has the name of value ", it->second);
   }
 
   // ValueInfoProto: name = 1, type = 2; TypeProto.tensor_type = 1;

@@ -26,7 +26,7 @@ class GatherKernel final : public Kernel {
     const std::int32_t* idx = ctx.value<const std::int32_t>(indices_);
     for (std::int64_t i = 0; i < count_; ++i)
       if (idx[i] < -dim_ || idx[i] >= dim_)
-        fail("gather: index ", idx[i], " at position ", i, " is out of range for axis ", axis_, " of size ", dim_);
+        fail(ErrorCode::index_out_of_range, "gather: index ", idx[i], " at position ", i, " is out of range for axis ", axis_, " of size ", dim_);
     if (empty_) return;
     const std::byte* data = ctx.slots[data_];
     std::byte* out = ctx.slots[out_];

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer harness for SECONDS each (make fuzz FUZZ_SECONDS=N) and
+# prints one line per harness: executions, speed, corpus size, findings.
+# usage: tests/fuzz/run.sh BUILD_DIR SECONDS [HARNESS...]
+# A finding (crash, sanitizer report, leak, time-out, memory past 2 GB) stops
+# the run with exit 1 and leaves its input as BUILD_DIR/findings/HARNESS-*;
+# replay it with BUILD_DIR/fuzz_HARNESS FILE, then make it a fixture in
+# tests/bad_inputs/ (expected.tsv) before fixing it.
+set -euo pipefail
+build=$1
+seconds=$2
+shift 2
+[ $# -gt 0 ] || set -- safetensors graph op protobuf
+harnesses=("$@")
+root=$(cd "$(dirname "$0")/../.." && pwd)
+
+# Seed corpora: the files rml ships and the catalogue of bad inputs.
+seeds() {
+  case $1 in
+    safetensors) ls "$root"/tests/bad_inputs/*.safetensors "$root"/examples/*.safetensors "$root"/testdata/*.safetensors 2>/dev/null ;;
+    graph) ls "$root"/tests/bad_inputs/*.json "$root"/examples/*.json 2>/dev/null ;;
+  esac
+}
+
+mkdir -p "$build/findings"
+status=0
+for h in "${harnesses[@]}"; do
+  corpus=$build/corpus/$h
+  mkdir -p "$corpus"
+  # A fresh corpus starts from copies of the seeds (libFuzzer adds to the first folder only).
+  if [ -z "$(ls -A "$corpus")" ]; then seeds "$h" | while read -r f; do cp "$f" "$corpus/"; done; fi
+  log=$build/fuzz_$h.log
+  start=$(date +%s)
+  if "$build/fuzz_$h" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$build/findings/$h-" "$corpus" >"$log" 2>&1; then result="no findings"; else result="FINDING (see $log)"; status=1; fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  elapsed=$(( $(date +%s) - start ))
+  printf '%-12s %12s executions in %5d s (%6d/s), corpus %5d inputs: %s\n' "$h" "${runs:-?}" "$elapsed" \
+    "$(( ${runs:-0} / (elapsed > 0 ? elapsed : 1) ))" "$(ls "$corpus" | wc -l)" "$result"
+done
+exit $status
