@@ -2,6 +2,7 @@
 # Runs every libFuzzer harness for SECONDS each (make fuzz FUZZ_SECONDS=N) and
 # prints one line per harness: executions, speed, corpus size, findings.
 # usage: tests/fuzz/run.sh BUILD_DIR SECONDS [HARNESS...]
+# FUZZ_RUNS=N in the environment also stops each harness after N executions.
 # A finding (crash, sanitizer report, leak, time-out, memory past 2 GB) stops
 # the run with exit 1 and leaves its input as BUILD_DIR/findings/HARNESS-*;
 # replay it with BUILD_DIR/fuzz_HARNESS FILE, then make it a fixture in
@@ -31,7 +32,7 @@ for h in "${harnesses[@]}"; do
   if [ -z "$(ls -A "$corpus")" ]; then seeds "$h" | while read -r f; do cp "$f" "$corpus/"; done; fi
   log=$build/fuzz_$h.log
   start=$(date +%s)
-  if "$build/fuzz_$h" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  if "$build/fuzz_$h" -max_total_time="$seconds" -runs="${FUZZ_RUNS:--1}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$build/findings/$h-" "$corpus" >"$log" 2>&1; then result="no findings"; else result="FINDING (see $log)"; status=1; fi
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   elapsed=$(( $(date +%s) - start ))

@@ -53,7 +53,6 @@ inline std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
   return std::nullopt;
 }
 
-
 /// A SAX handler that builds the document with nlohmann's own DOM builder
 /// while checking depth and duplicate keys as the events pass: linear in the
 /// text (nlohmann's parse callback re-walks each finished container, which
@@ -116,10 +115,10 @@ class StrictDomBuilder {
 /// Parses `text`, rejecting invalid UTF-8, NUL bytes, duplicate keys at any depth and
 /// nesting deeper than `max_depth`. Errors start with `what`.
 inline nlohmann::json parse_json_strict(std::string_view text, const std::string& what, int max_depth) {
-  // nlohmann stops at a NUL as if the input ended, which would hide whatever
-  // follows it; JSON never allows a raw NUL anyway.
   if (const auto bad = json_detail::first_invalid_utf8(text))
     fail(ErrorCode::invalid_utf8, what, " is not valid UTF-8 (bad byte at offset ", *bad, ")");
+  // nlohmann stops at a NUL as if the input ended, which would hide whatever
+  // follows it; JSON never allows a raw NUL anyway.
   if (const auto nul = text.find('\0'); nul != std::string_view::npos)
     fail(ErrorCode::json_syntax, what, " is not valid JSON: NUL byte at offset ", nul);
   nlohmann::json result;
