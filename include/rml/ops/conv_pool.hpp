@@ -24,6 +24,9 @@ void check_window(const Op& op) {
 /// Output size along spatial axis `axis` (0 = H, 1 = W) for a kernel extent.
 template <class Op>
 std::int64_t window_output_size(const Op& op, std::int64_t input, std::int64_t kernel, int axis) {
+  // A conv weight's spatial size is a shape, not an attribute: it may be 0, and kernel - 1 would
+  // make the extent negative (fuzz_op finding).
+  if (kernel < 1) fail(ErrorCode::invalid_shape, "window of size ", kernel, " on spatial axis ", axis, " is empty");
   const std::int64_t padded =
       checked_add(checked_add(input, op.pads[axis], "padded input"), op.pads[axis + 2], "padded input");
   const std::int64_t extent = checked_add(checked_mul(op.dilations[axis], kernel - 1, "window extent"), 1, "window extent");
