@@ -76,18 +76,20 @@ test-tsan: deps
 test-sanitize: test-asan test-tsan
 
 # The libFuzzer harnesses of tests/fuzz (clang-16 from Debian), each run for
-# FUZZ_SECONDS (default 60; FUZZ_RUNS=N also stops it after N executions) on a
+# FUZZ_SECONDS (default 60; FUZZ_RUNS=N also stops it after N executions;
+# FUZZ_FAST=1 for long local campaigns, see tests/fuzz/run.sh) on a
 # corpus kept in $(BUILD_DIR)-fuzz/corpus; a finding fails the target and is
 # left in $(BUILD_DIR)-fuzz/findings.
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= -1
+FUZZ_FAST ?= 0
 FUZZ_HARNESSES ?= safetensors graph op protobuf
 fuzz: deps
 	@dpkg -s clang-16 libclang-rt-16-dev >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq clang-16 libclang-rt-16-dev; }
 	CXX=clang++-16 cmake -S . -B $(BUILD_DIR)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRML_FUZZ=ON -DRML_BUILD_TESTS=OFF
 	cmake --build $(BUILD_DIR)-fuzz -j $(JOBS) $(addprefix --target fuzz_,$(FUZZ_HARNESSES))
-	FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(BUILD_DIR)-fuzz $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
+	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_FAST=$(FUZZ_FAST) tests/fuzz/run.sh $(BUILD_DIR)-fuzz $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
 # Exports a zoo model from PyTorch, runs it with the C++ `rml` tool and prints
 # the agreement with PyTorch and both latencies (tools/demo.py --help for options).

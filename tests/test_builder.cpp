@@ -1,6 +1,9 @@
 // The Builder: checked construction, examples, folding, outputs, evaluate, write.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "rml/core/canonical.hpp"
 #include "test_util.hpp"
 
@@ -126,6 +129,29 @@ TEST_CASE("write drops dead code and renumbers densely; reading back evaluates t
   const TensorMap in{{"x", Tensor::from<float>({2, 3}, {0.5f, 1, 2, -1, -2, 0})}};
   CHECK(evaluate(g, in).at("y").bitwise_equal(b.evaluate(in).at("y")));
   CHECK(test::slurp(dir / "m.safetensors") == test::slurp(dir / "n.safetensors"));
+}
+
+TEST_CASE("a non-finite float attribute is written as a string and reads back as the same value") {
+  TempDir dir;
+  Builder b;
+  const auto x = b.input("x", Tensor::from<float>({1, 2}, {1, -2}));
+  b.output("low", b.op(Pad{.pads = {0, 1, 0, 1}, .value = -std::numeric_limits<double>::infinity()}, {x}));
+  b.output("nan", b.op(Pad{.pads = {0, 0, 0, 1}, .value = std::numeric_limits<double>::quiet_NaN()}, {x}));
+  b.write(dir / "m.json");
+  const std::string text = test::slurp(dir / "m.json");
+  CHECK(text.find("\"value\":\"-inf\"") != std::string::npos);
+  CHECK(text.find("\"value\":\"nan\"") != std::string::npos);
+
+  const TensorMap out = evaluate(read_graph(dir / "m.json"), {{"x", Tensor::from<float>({1, 2}, {1, -2})}});
+  const auto low = out.at("low").values<float>();
+  CHECK(low[0] == -std::numeric_limits<float>::infinity());
+  CHECK(low[1] == 1.0f);
+  CHECK(low[3] == -std::numeric_limits<float>::infinity());
+  CHECK(std::isnan(out.at("nan").values<float>()[2]));
+
+  CHECK_THROWS_WITH_AS(op_from_json("pad", Json{{"pads", {0, 0}}, {"value", "infinity"}}),
+                       doctest::Contains("attribute 'value' must be a number, \"inf\", \"-inf\" or \"nan\", got \"infinity\""),
+                       Error);
 }
 
 TEST_CASE("canonical mapping: floats and booleans to f32, integers to i32, out of range is an error") {

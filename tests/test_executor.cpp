@@ -1800,6 +1800,21 @@ TEST_CASE("a run stops between kernels when cancelled or past its deadline; the 
   CHECK_THROWS_WITH_AS(Executor(Model(b.graph(), limits), {1, true}), doctest::Contains(expected.c_str()), Error);
 }
 
+TEST_CASE("working memory past 2^64 bytes is over any limit instead of wrapping") {
+  // 40 outputs naming one f32 value of 2^57 elements: 40 * 2^59 bytes does not fit in 64 bits.
+  Json doc = {{"format", "rml-graph"}, {"version", 1},
+              {"values", {{{"id", 0}, {"dtype", "f32"}, {"shape", {std::int64_t(1) << 57}}},
+                          {{"id", 1}, {"dtype", "f32"}, {"shape", {std::int64_t(1) << 57}}}}},
+              {"inputs", {{{"name", "x"}, {"value", 0}}}},
+              {"nodes", {{{"op", "relu"}, {"inputs", {0}}, {"outputs", {1}}, {"attrs", Json::object()}}}}};
+  for (int i = 0; i < 40; ++i) doc["outputs"].push_back({{"name", "y" + std::to_string(i)}, {"value", 1}});
+  LoadOptions limits;
+  limits.max_tensor_elements = std::int64_t(1) << 57;
+  limits.max_memory_bytes = std::numeric_limits<std::uint64_t>::max() - 1;
+  const Model model(parse_valid_graph(doc.dump(), ".", limits), limits);
+  CHECK_THROWS_WITH_AS(Executor{model}, doctest::Contains("(LoadOptions::max_memory_bytes)"), Error);
+}
+
 // ================================================================ errors
 
 namespace {

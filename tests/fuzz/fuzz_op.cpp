@@ -6,10 +6,15 @@
 // LoadOptions, planned and run by the Executor (fused or not) and by the
 // reference kernels, and converted to ONNX, whose bytes must decode again.
 // Every failure must be an rml::Error; anything else is a finding.
+//
+// To turn a finding into a catalogue fixture, replay it with
+// RML_FUZZ_OP_FIXTURE=tests/bad_inputs/NAME set: the harness writes the graph
+// as NAME.json and its inputs as NAME.inputs.safetensors before running it.
 #include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -142,6 +147,10 @@ void run_one_op(Bytes& in) {
   const bool fuse = in.next() % 2;
   rml::TensorMap feeds;
   for (std::size_t i = 0; i < types.size(); ++i) feeds.emplace("x" + std::to_string(i), input_value(in, types[i]));
+  if (const char* prefix = std::getenv("RML_FUZZ_OP_FIXTURE")) {
+    rml::write_file_atomically(std::string(prefix) + ".json", doc.dump(1) + "\n");
+    rml::write_safetensors(std::string(prefix) + ".inputs.safetensors", rml::NamedTensors(feeds.begin(), feeds.end()));
+  }
   try {
     const rml::Model model(rml::parse_valid_graph(doc.dump(), "/nonexistent-rml-fuzz-folder", limits), limits);
     rml::Executor(model, rml::ExecutorOptions{.threads = 1, .fuse = fuse}).run(feeds);

@@ -2,6 +2,9 @@
 tests/bad_inputs/expected.tsv raises rml.Error at its stage with its code as an
 rml.ErrorCode (the C++ API and the CLI are checked in tests/test_bad_inputs.cpp)."""
 import json
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +60,22 @@ def outcome(name):
 def test_fixture_yields_its_code(name, stage, code):
     got_stage, got_code = outcome(name)
     assert (got_stage.split()[0], got_code) == (stage, code)
+
+
+def test_no_fixture_allocates_past_8_gib_or_runs_past_60_s():
+    """The catalogue again, in a child process whose address space is capped at 8 GiB and whose
+    time at 60 s: a fixture that made rml allocate what its shapes declare would end in a
+    MemoryError (or be killed) there instead of reaching its code."""
+    cap = 8 << 30
+    child = ("import json, sys\n"
+             f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+             "import test_bad_inputs as t\n"
+             "print(json.dumps([[name, *t.outcome(name)] for name, _, _ in t.catalogue()]))\n")
+    result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60,
+                            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (cap, cap)))
+    assert result.returncode == 0, result.stderr[-2000:]
+    got = {name: (stage.split()[0], code) for name, stage, code in json.loads(result.stdout)}
+    assert got == {name: (stage, code) for name, stage, code in catalogue()}
 
 
 def test_error_codes_match_the_cli_listing(run_rml):

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <limits>
 #include <optional>
 
 #include "rml/exec/plan.hpp"
@@ -65,14 +66,23 @@ class Executor {
   /// What a run needs besides the model and its inputs: packed weights, a
   /// run context's arena and scratch, and the outputs (checked against
   /// LoadOptions::max_memory_bytes when the plan is made).
+  /// Saturates at 2^64 - 1 (over any limit) rather than wrapping.
   std::uint64_t working_memory_bytes() const {
-    std::uint64_t outputs = 0;
+    std::uint64_t total = 0;
+    auto add = [&total](std::uint64_t count, std::uint64_t size) {
+      std::uint64_t bytes;
+      if (__builtin_mul_overflow(count, size, &bytes) || __builtin_add_overflow(total, bytes, &total))
+        total = std::numeric_limits<std::uint64_t>::max();
+    };
     for (const NamedValue& out : model_.graph().outputs) {
       const TensorType& type = model_.graph().type(out.value);
-      outputs += std::uint64_t(type.elements()) * dtype_size(type.dtype);
+      add(std::uint64_t(type.elements()), dtype_size(type.dtype));
     }
-    return std::uint64_t(plan_.packed_weight_bytes) + plan_.arena_bytes + plan_.shared_scratch_bytes +
-           std::uint64_t(plan_.thread_scratch_stride) * std::uint64_t(options_.threads) + outputs;
+    add(plan_.packed_weight_bytes, 1);
+    add(plan_.arena_bytes, 1);
+    add(plan_.shared_scratch_bytes, 1);
+    add(plan_.thread_scratch_stride, std::uint64_t(options_.threads));
+    return total;
   }
   const exec::Plan& plan() const { return plan_; }
 

@@ -1,7 +1,12 @@
 // Op attributes to and from JSON, generated from each op's field table.
 #pragma once
 
+#include <array>
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <utility>
 
 #include "rml/registry.hpp"
 
@@ -10,6 +15,19 @@ namespace rml {
 using Json = nlohmann::json;
 
 namespace detail {
+
+/// JSON has no infinity or NaN, so a float attribute that is not finite (a pad
+/// value of -inf before a max) is written as one of these strings.
+inline constexpr std::array<std::pair<std::string_view, double>, 3> non_finite_spellings{
+    {{"inf", std::numeric_limits<double>::infinity()},
+     {"-inf", -std::numeric_limits<double>::infinity()},
+     {"nan", std::numeric_limits<double>::quiet_NaN()}}};
+
+inline Json float_attribute_json(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return value;
+}
 
 template <class T>
 T attribute_from_json(const Json& j, std::string_view attribute) {
@@ -21,7 +39,10 @@ T attribute_from_json(const Json& j, std::string_view attribute) {
     if (j.is_number_unsigned() && j.get<std::uint64_t>() > std::uint64_t(INT64_MAX)) bad("an int64");
     return j.get<std::int64_t>();
   } else if constexpr (std::is_same_v<T, double>) {
-    if (!j.is_number()) bad("a number");
+    if (j.is_string())
+      for (const auto& [spelling, value] : non_finite_spellings)
+        if (j.get<std::string>() == spelling) return value;
+    if (!j.is_number()) bad("a number, \"inf\", \"-inf\" or \"nan\"");
     return j.get<double>();
   } else if constexpr (std::is_same_v<T, bool>) {
     if (!j.is_boolean()) bad("true or false");
@@ -46,7 +67,8 @@ T attribute_from_json(const Json& j, std::string_view attribute) {
 template <class T>
 Json attribute_to_json(const T& value) {
   if constexpr (std::is_same_v<T, DType>) return std::string(dtype_name(value));
-  else if constexpr (std::is_same_v<T, std::optional<double>>) return value ? Json(*value) : Json(nullptr);
+  else if constexpr (std::is_same_v<T, double>) return float_attribute_json(value);
+  else if constexpr (std::is_same_v<T, std::optional<double>>) return value ? float_attribute_json(*value) : Json(nullptr);
   else return Json(value);
 }
 

@@ -156,7 +156,8 @@ class Conv2dKernel final : public Kernel {
     }
   }
 
-  static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+  // ceil(a / b) for b > 0, without forming a + b - 1 (a stride may be near INT64_MAX).
+  static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b > 0 ? 1 : 0); }
 
   // Short copies in fixed 32-byte steps, which compilers emit as vector moves
   // (a loop or a memcpy of variable length was a scalar loop or a call per run).
