@@ -75,7 +75,8 @@ test-tsan: deps
 
 test-sanitize: test-asan test-tsan
 
-# The libFuzzer harnesses of tests/fuzz (clang-16 from Debian), each run for
+# The libFuzzer harnesses of tests/fuzz (clang-16 from Debian; the StableHLO
+# importer's is Python, with atheris from the virtualenv), each run for
 # FUZZ_SECONDS (default 60; FUZZ_RUNS=N also stops it after N executions;
 # FUZZ_FAST=1 for long local campaigns, see tests/fuzz/run.sh) on a
 # corpus kept in $(BUILD_DIR)-fuzz/corpus; a finding fails the target and is
@@ -83,13 +84,14 @@ test-sanitize: test-asan test-tsan
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= -1
 FUZZ_FAST ?= 0
-FUZZ_HARNESSES ?= safetensors graph op protobuf
-fuzz: deps
+FUZZ_HARNESSES ?= safetensors graph op protobuf stablehlo
+FUZZ_TARGETS = $(addprefix fuzz_,$(filter-out stablehlo,$(FUZZ_HARNESSES)))
+fuzz: deps $(if $(filter stablehlo,$(FUZZ_HARNESSES)),venv)
 	@dpkg -s clang-16 libclang-rt-16-dev >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq clang-16 libclang-rt-16-dev; }
 	CXX=clang++-16 cmake -S . -B $(BUILD_DIR)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRML_FUZZ=ON -DRML_BUILD_TESTS=OFF
-	cmake --build $(BUILD_DIR)-fuzz -j $(JOBS) $(addprefix --target fuzz_,$(FUZZ_HARNESSES))
-	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_FAST=$(FUZZ_FAST) tests/fuzz/run.sh $(BUILD_DIR)-fuzz $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
+	$(if $(FUZZ_TARGETS),cmake --build $(BUILD_DIR)-fuzz -j $(JOBS) $(addprefix --target ,$(FUZZ_TARGETS)))
+	PYTHON=$(abspath $(PYTHON)) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_FAST=$(FUZZ_FAST) tests/fuzz/run.sh $(BUILD_DIR)-fuzz $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
 # Exports a zoo model from PyTorch, runs it with the C++ `rml` tool and prints
 # the agreement with PyTorch and both latencies (tools/demo.py --help for options).

@@ -900,6 +900,22 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image gives the packe
   }
 }
 
+TEST_CASE("a stride-1 conv2d whose padding dwarfs its input is not read from a padded image") {
+  // Padding 2^62 above a 1x1 input and a dilation of 2^62 (one tap in the padding, one on the
+  // pixel) is a valid conv with one output; a padded image of 2^62 rows would be neither
+  // allocatable nor addressable (its size wrapped, and the kernel read the wrong taps).
+  Builder b;
+  Conv2d op;
+  op.pads = {std::int64_t(1) << 62, 0, 0, 0};
+  op.dilations = {std::int64_t(1) << 62, 1};
+  const auto x = b.input("x", Tensor::from<float>({1, 1, 1, 1}, {0.75f}));
+  b.output("y", b.op(op, {x, b.constant(Tensor::from<float>({1, 1, 2, 1}, {1.0f, 2.0f}))}));
+  const Executor executor(Model(b.graph()));
+  CHECK(executor.describe().find("conv2d direct") == std::string::npos);
+  const TensorMap out = executor.run({{"x", Tensor::from<float>({1, 1, 1, 1}, {0.75f})}});
+  CHECK(out.at("y").values<float>()[0] == 1.5f);
+}
+
 TEST_CASE("pools: kernels, strides, four-sided pads, dilation, count_include_pad, NaN through max") {
   Rng rng(17);
   auto make = []<class Pool>(std::type_identity<Pool>, Ints kernel, Ints strides, Ints pads, Ints dilations, bool include = false) {

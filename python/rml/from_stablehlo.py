@@ -52,6 +52,15 @@ from .stablehlo.parsing import (_constant_attr, _int, _ints, _kind, _mlir, _nump
 from .stablehlo.producers import _torch_modules, jax_module, tf_module, torch_module, torch_modules  # noqa: F401
 
 MAX_LOOP_TRIPS = 4096
+# The trips of all the loops one import unrolls together (nested loops multiply theirs).
+MAX_TOTAL_TRIPS = 4 * MAX_LOOP_TRIPS
+# Blocks lowered inside one another (regions of while/if/case and inlined calls), and
+# inlined calls among them: the walk recurses once per level, within Python's stack.
+MAX_NESTING = 128
+MAX_CALL_DEPTH = 64
+# Elements of any one value: the Builder computes every value's example, so a result
+# type past this (a typo'd or hostile shape) would exhaust memory instead of failing.
+MAX_VALUE_ELEMENTS = 1 << 31
 
 
 # --- the importer ---------------------------------------------------------------------------
@@ -84,6 +93,8 @@ class Importer(base.Lowering):
             if op.operation.name == "func.func":
                 self.functions[_symbol(op.attributes["sym_name"])] = op
         self.call_depth = 0
+        self.depth = 0  # blocks being lowered, one inside another
+        self.trips = 0  # loop trips unrolled so far, all loops together
         self.made: dict[int, tuple[str, list]] = {}  # value -> (rml op, inputs) for the ops made here
 
     def op(self, name: str, inputs, attrs: dict | None = None) -> Value:
@@ -215,6 +226,15 @@ def _trunc_divide(a, b):
     return a / b
 
 
+def _power(a, b):
+    """NumPy's power, which rejects integers to negative powers with a plain ValueError."""
+    negative = np.asarray(b)[np.asarray(b) < 0]
+    if np.issubdtype(np.result_type(a, b), np.integer) and negative.size:
+        raise ExportError("power of integers with a negative exponent has no lowering "
+                          f"(exponents {np.unique(negative)[:4].tolist()})")
+    return np.power(a, b)
+
+
 def _logical(bool_fn, int_fn):
     return lambda a, b: bool_fn(a, b) if a.dtype == np.bool_ else int_fn(a, b)
 
@@ -234,7 +254,7 @@ NP_UNARY = {
 NP_BINARY = {
     "stablehlo.add": np.add, "stablehlo.subtract": np.subtract, "stablehlo.multiply": np.multiply,
     "stablehlo.divide": _trunc_divide, "stablehlo.maximum": np.maximum, "stablehlo.minimum": np.minimum,
-    "stablehlo.power": np.power,
+    "stablehlo.power": _power,
     "stablehlo.and": _logical(np.logical_and, np.bitwise_and), "stablehlo.or": _logical(np.logical_or, np.bitwise_or),
     "stablehlo.xor": _logical(np.logical_xor, np.bitwise_xor),
     # rml lacks these: constants only.
@@ -861,8 +881,18 @@ def _check(I, op, results):
 PASS_THROUGH = {"func.call", "stablehlo.composite", "stablehlo.while", "stablehlo.optimization_barrier"}
 
 
+def _check_sizes(op):
+    """Fails naming the first result with more than MAX_VALUE_ELEMENTS elements."""
+    for i, value in enumerate(op.results):
+        shape, _ = _type(value)
+        if math.prod(shape) > MAX_VALUE_ELEMENTS:
+            raise ExportError(f"result #{i} of shape {shape} has {math.prod(shape)} elements, more than the "
+                              f"limit of {MAX_VALUE_ELEMENTS} for one value")
+
+
 def _lower_op(I, op, env: Env) -> list:
     name = op.operation.name
+    _check_sizes(op)
     ins = [env[v] for v in op.operands]
     if name in ("stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice"):
         ins = ins[:1] + [_joined(I, x) for x in ins[1:]]
@@ -903,6 +933,16 @@ def _lower_op(I, op, env: Env) -> list:
 
 def lower_block(I: Importer, block, args, parent: Env | None = None) -> list:
     """Lowers a block applied to `args`; returns what its terminator returns."""
+    if I.depth == MAX_NESTING:
+        raise ExportError(f"regions and inlined calls nest more than {MAX_NESTING} deep")
+    I.depth += 1
+    try:
+        return _lower_ops(I, block, args, parent)
+    finally:
+        I.depth -= 1
+
+
+def _lower_ops(I: Importer, block, args, parent: Env | None) -> list:
     env = Env(parent)
     for argument, value in zip(block.arguments, args):
         env[argument] = value
@@ -923,14 +963,23 @@ def lower_block(I: Importer, block, args, parent: Env | None = None) -> list:
     raise ExportError("a block without a terminator")
 
 
+def _body(function, name: str):
+    """The entry block of a func.func (a declaration has none)."""
+    blocks = function.regions[0].blocks
+    if len(blocks) == 0:
+        raise ExportError(f"@{name} is a declaration without a body")
+    return blocks[0]
+
+
 def _call(I, callee: str, args) -> list:
     if callee not in I.functions:
         raise ExportError(f"func.call of @{callee}, which the module does not define")
+    body = _body(I.functions[callee], callee)
     I.call_depth += 1
-    if I.call_depth > 256:
+    if I.call_depth > MAX_CALL_DEPTH:
         raise ExportError(f"func.call of @{callee} nests too deeply (recursion?)")
     try:
-        return lower_block(I, I.functions[callee].regions[0].blocks[0], args)
+        return lower_block(I, body, args)
     finally:
         I.call_depth -= 1
 
@@ -939,7 +988,10 @@ def _composite(I, op, ins) -> list:
     ir, _, _ = _mlir()
     name = ir.StringAttr(op.attributes["name"]).value
     attrs = ir.DictAttr(op.attributes["composite_attributes"]) if "composite_attributes" in op.attributes else None
-    if name == "chlo.top_k" and attrs is not None and "k" in attrs:
+    # Attributes other than chlo.top_k's (k an integer, largest a bool) are not read as
+    # such: the decomposition, which is what the composite means, is inlined instead.
+    if (name == "chlo.top_k" and attrs is not None and "k" in attrs and isinstance(attrs["k"], ir.IntegerAttr)
+            and ("largest" not in attrs or isinstance(attrs["largest"], ir.BoolAttr))):
         largest = "largest" not in attrs or ir.BoolAttr(attrs["largest"]).value
         if largest and len(ins) == 1:
             return list(top_k(I, ins[0], ir.IntegerAttr(attrs["k"]).value))
@@ -962,8 +1014,12 @@ def _while(I, op, ins, env) -> list:
             return state
         if trips == MAX_LOOP_TRIPS:
             raise ExportError(f"the loop runs more than {MAX_LOOP_TRIPS} trips (the unrolling limit)")
+        if I.trips == MAX_TOTAL_TRIPS:
+            raise ExportError(f"the module's loops run more than {MAX_TOTAL_TRIPS} trips in all "
+                              "(nested loops multiply their trips; the unrolling limit)")
         state = lower_block(I, body, state, env)
         trips += 1
+        I.trips += 1
 
 
 def _branch(I, op, ins, env) -> list:
@@ -1019,7 +1075,7 @@ def export(text: str, parameters, example_inputs, input_names: list[str] | None 
     context, module = parse(text)
     with context:
         main = _main(module)
-        block = main.regions[0].blocks[0]
+        block = _body(main, _symbol(main.attributes["sym_name"]))
         arguments = list(block.arguments)
         if len(arguments) != len(params) + len(inputs):
             raise ExportError(f"@main takes {len(arguments)} arguments, but {len(params)} parameters and "

@@ -1,7 +1,8 @@
 // libFuzzer harness, structure-aware: the input bytes choose one op, its
 // inputs' dtypes and shapes (rank <= 4, dimensions <= 5, zeros included),
 // its attributes (small values and edge values such as 0, -1, 2^31, 2^62,
-// INT64_MAX) and the input values (NaN and infinities included). The graph
+// INT64_MAX), which inputs after the first are small inlined constants, and the
+// values (NaN and infinities included in inputs). The graph
 // goes through the JSON text a file would hold, is loaded under tight
 // LoadOptions, planned and run by the Executor (fused or not) and by the
 // reference kernels, and converted to ONNX, whose bytes must decode again.
@@ -55,14 +56,20 @@ class Bytes {
   std::size_t at_ = 0;
 };
 
+/// A float attribute: now and then infinity or NaN, as a file spells them.
+rml::Json non_finite_or_real(Bytes& in) {
+  if (in.next() % 8 == 0) return in.pick(std::array<const char*, 3>{"inf", "-inf", "nan"});
+  return in.real();
+}
+
 template <class T>
 rml::Json attribute(Bytes& in) {
   if constexpr (std::is_same_v<T, std::int64_t>) return in.integer();
-  else if constexpr (std::is_same_v<T, double>) return in.real();
+  else if constexpr (std::is_same_v<T, double>) return non_finite_or_real(in);
   else if constexpr (std::is_same_v<T, bool>) return in.next() % 2 == 1;
   else if constexpr (std::is_same_v<T, std::string>) return in.pick(std::array<const char*, 4>{"none", "tanh", "", "x"});
   else if constexpr (std::is_same_v<T, rml::DType>) return in.next() % 2 ? "f32" : "i32";
-  else if constexpr (std::is_same_v<T, std::optional<double>>) return in.next() % 3 ? rml::Json(in.real()) : rml::Json();
+  else if constexpr (std::is_same_v<T, std::optional<double>>) return in.next() % 3 ? non_finite_or_real(in) : rml::Json();
   else {
     static_assert(std::is_same_v<T, rml::Ints>);
     rml::Json list = rml::Json::array();
@@ -101,6 +108,20 @@ rml::Tensor input_value(Bytes& in, const rml::TensorType& type) {
   return t;
 }
 
+/// A constant's inline data: finite values only (JSON has no others).
+rml::Json constant_data(Bytes& in, const rml::TensorType& type) {
+  rml::Json data = rml::Json::array();
+  for (std::int64_t i = rml::element_count(type.shape); i > 0; --i) {
+    if (type.dtype == rml::DType::i32) {
+      data.push_back(static_cast<int>(in.next() % 13) - 6);
+    } else {
+      const float v = in.value();
+      data.push_back(std::isfinite(v) ? v : 0.0f);
+    }
+  }
+  return data;
+}
+
 /// ONNX bytes must decode: the ModelProto and its GraphProto (field 7).
 void check_decodes(const std::string& onnx) {
   namespace pb = rml::emit::protobuf;
@@ -129,9 +150,16 @@ void run_one_op(Bytes& in) {
     values.push_back({{"id", values.size()}, {"dtype", rml::dtype_name(t.dtype)}, {"shape", t.shape}});
     return values.size() - 1;
   };
+  // Inputs after the first may be small constants inlined in the JSON (weights, axes,
+  // indices), which take the executor's constant-only paths: prepacked and direct kernels.
+  std::vector<bool> constant(types.size(), false);
   for (std::size_t i = 0; i < types.size(); ++i) {
     node_inputs.push_back(add_value(types[i]));
-    doc["inputs"].push_back({{"name", "x" + std::to_string(i)}, {"value", i}});
+    constant[i] = i > 0 && rml::element_count(types[i].shape) <= 16 && in.next() % 3 == 0;
+    if (constant[i])
+      values.back()["data"] = constant_data(in, types[i]);
+    else
+      doc["inputs"].push_back({{"name", "x" + std::to_string(i)}, {"value", i}});
   }
   for (std::size_t o = 0; o < outputs.size(); ++o) {
     const std::size_t id = add_value(outputs[o]);
@@ -146,7 +174,8 @@ void run_one_op(Bytes& in) {
   limits.max_memory_bytes = std::uint64_t(1) << 28;
   const bool fuse = in.next() % 2;
   rml::TensorMap feeds;
-  for (std::size_t i = 0; i < types.size(); ++i) feeds.emplace("x" + std::to_string(i), input_value(in, types[i]));
+  for (std::size_t i = 0; i < types.size(); ++i)
+    if (!constant[i]) feeds.emplace("x" + std::to_string(i), input_value(in, types[i]));
   if (const char* prefix = std::getenv("RML_FUZZ_OP_FIXTURE")) {
     rml::write_file_atomically(std::string(prefix) + ".json", doc.dump(1) + "\n");
     rml::write_safetensors(std::string(prefix) + ".inputs.safetensors", rml::NamedTensors(feeds.begin(), feeds.end()));

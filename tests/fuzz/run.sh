@@ -2,6 +2,9 @@
 # Runs every libFuzzer harness for SECONDS each (make fuzz FUZZ_SECONDS=N) and
 # prints one line per harness: executions, speed, corpus size, findings.
 # usage: tests/fuzz/run.sh BUILD_DIR SECONDS [HARNESS...]
+# The C++ harnesses are BUILD_DIR/fuzz_HARNESS; stablehlo is the atheris
+# harness tests/fuzz/fuzz_stablehlo.py, run by $PYTHON (default: the
+# repository's .venv, made by make venv).
 # FUZZ_RUNS=N in the environment also stops each harness after N executions.
 # FUZZ_FAST=1 trades two checks for about three times the speed, for long local
 # campaigns: ASan's stack-use-after-return detection and allocation stack
@@ -10,14 +13,16 @@
 # A finding (crash, sanitizer report, leak, time-out, memory past 2 GB) stops
 # the run with exit 1 and leaves its input as BUILD_DIR/findings/HARNESS-*;
 # replay it with BUILD_DIR/fuzz_HARNESS FILE, then make it a fixture in
-# tests/bad_inputs/ (expected.tsv) before fixing it.
+# tests/bad_inputs/ (expected.tsv; fuzz_op.cpp says how to write one) or a
+# Python regression test (stablehlo) before fixing it.
 set -euo pipefail
 build=$1
 seconds=$2
 shift 2
-[ $# -gt 0 ] || set -- safetensors graph op protobuf
+[ $# -gt 0 ] || set -- safetensors graph op protobuf stablehlo
 harnesses=("$@")
 root=$(cd "$(dirname "$0")/../.." && pwd)
+python=${PYTHON:-$root/.venv/bin/python}
 
 # Seed corpora: the files rml ships and the catalogue of bad inputs.
 seeds() {
@@ -25,6 +30,7 @@ seeds() {
     safetensors) ls "$root"/tests/bad_inputs/*.safetensors "$root"/examples/*.safetensors "$root"/testdata/*.safetensors 2>/dev/null ;;
     graph) ls "$root"/tests/bad_inputs/*.json "$root"/examples/*.json 2>/dev/null ;;
     protobuf) ls "$root"/tests/fuzz/seeds/protobuf/*.onnx ;;
+    stablehlo) ls "$root"/tests/fuzz/seeds/stablehlo/*.mlir ;;
   esac
 }
 
@@ -42,8 +48,10 @@ for h in "${harnesses[@]}"; do
   # A fresh corpus starts from copies of the seeds (libFuzzer adds to the first folder only).
   if [ -z "$(ls -A "$corpus")" ]; then seeds "$h" | while read -r f; do cp "$f" "$corpus/"; done; fi
   log=$build/fuzz_$h.log
+  harness=("$build/fuzz_$h")
+  [ "$h" != stablehlo ] || harness=("$python" "$root/tests/fuzz/fuzz_stablehlo.py")
   start=$(date +%s)
-  if "$build/fuzz_$h" -max_total_time="$seconds" -runs="${FUZZ_RUNS:--1}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${fast_options[@]}" \
+  if "${harness[@]}" -max_total_time="$seconds" -runs="${FUZZ_RUNS:--1}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${fast_options[@]}" \
       -artifact_prefix="$build/findings/$h-" "$corpus" >"$log" 2>&1; then result="no findings"; else result="FINDING (see $log)"; status=1; fi
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   elapsed=$(( $(date +%s) - start ))

@@ -2,6 +2,7 @@
 types and attributes as Python values."""
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -54,6 +55,7 @@ def clean_text(text: str) -> str:
 
 
 # --- parsing -------------------------------------------------------------------------
+@functools.cache  # imported on first use, then looked up once: the walk calls this per op
 def _mlir():
     from jaxlib.mlir import ir
     from jaxlib.mlir.dialects import chlo, stablehlo
@@ -108,6 +110,8 @@ def _type(value) -> tuple[tuple, str]:
     if not isinstance(value.type, ir.RankedTensorType):
         raise ExportError(f"values of type {value.type} have no rml equivalent (ranked tensors only)")
     t = ir.RankedTensorType(value.type)
+    if not t.has_static_shape:
+        raise ExportError(f"values of type {value.type} have no rml equivalent (static shapes only)")
     return tuple(t.shape), str(t.element_type)
 
 

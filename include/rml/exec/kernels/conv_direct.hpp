@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -30,7 +31,16 @@ class DirectConv2dKernel final : public Kernel {
   /// Floats of a task's output tile (rows x virtual pixels, 128 KiB): it stays in L2.
   static constexpr std::int64_t tile_floats = 32 * 1024;
 
-  static bool applies(const Conv2d& op, const Tensor* w_constant) { return w_constant && op.strides == Ints{1, 1}; }
+  /// Stride 1 and constant weights, and a padded image not much larger than the
+  /// input and output planes: padding far wider than the window is valid (most of
+  /// the image is then zeros), and the im2col path never materialises it.
+  static bool applies(const Conv2d& op, const Tensor* w_constant, const Shape& x_shape, const Shape& y_shape) {
+    if (!w_constant || op.strides != Ints{1, 1}) return false;
+    const std::int64_t padded_h = saturating_add(saturating_add(x_shape[2], op.pads[0]), op.pads[2]);
+    const std::int64_t padded_w = saturating_add(saturating_add(x_shape[3], op.pads[1]), op.pads[3]);
+    const std::int64_t planes = saturating_add(saturating_mul(x_shape[2], x_shape[3]), saturating_mul(y_shape[2], y_shape[3]));
+    return saturating_mul(padded_h, padded_w) <= saturating_add(saturating_mul(4, planes), 4096);
+  }
 
   /// The epilogue group, if any, is over the output viewed as [N, O, H'*W'].
   DirectConv2dKernel(const Conv2d& op, ValueId x, std::optional<ValueId> bias, ValueId product, const Shape& x_shape,
@@ -114,6 +124,15 @@ class DirectConv2dKernel final : public Kernel {
   }
 
  private:
+  static std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+    std::int64_t sum;
+    return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
+  }
+  static std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+    std::int64_t product;
+    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::int64_t>::max() : product;
+  }
+
   /// Copies one image's C/g planes into the zero-padded layout (and zeroes the slack).
   void pad_image(const float* input, float* padded) const {
     const std::int64_t top = op_.pads[0], left = op_.pads[1];

@@ -16,6 +16,9 @@
 
 namespace rml::exec {
 
+/// ceil(a / b) for b > 0, without forming a + b - 1: a stride may be near INT64_MAX.
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b > 0 ? 1 : 0); }
+
 /// conv2d as a GEMM per image and group: weights [O/g x C/g*kh*kw] times the
 /// image's columns [C/g*kh*kw x H'*W'] (im2col). The columns are never built
 /// whole: each task takes a tile of output pixels, writes that tile's columns
@@ -156,9 +159,6 @@ class Conv2dKernel final : public Kernel {
     }
   }
 
-  // ceil(a / b) for b > 0, without forming a + b - 1 (a stride may be near INT64_MAX).
-  static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b > 0 ? 1 : 0); }
-
   // Short copies in fixed 32-byte steps, which compilers emit as vector moves
   // (a loop or a memcpy of variable length was a scalar loop or a call per run).
   static void copy_floats(float* dst, const float* src, std::int64_t n) {
@@ -226,7 +226,7 @@ class PoolKernel final : public Kernel {
   /// Output columns whose windows lie wholly inside a row of `width`: [lo, hi).
   std::pair<std::int64_t, std::int64_t> inside_columns(std::int64_t width, std::int64_t out_w) const {
     const std::int64_t sw = op_.strides[1], pw = op_.pads[1], span = (op_.kernel[1] - 1) * op_.dilations[1];
-    const std::int64_t lo = std::min((pw + sw - 1) / sw, out_w);  // first ow with ow*sw - pw >= 0
+    const std::int64_t lo = std::min(ceil_div(pw, sw), out_w);  // first ow with ow*sw - pw >= 0
     const std::int64_t last = width - 1 - span + pw;              // ow*sw <= last
     const std::int64_t hi = last < 0 ? lo : std::clamp(last / sw + 1, lo, out_w);
     return {lo, hi};
@@ -321,7 +321,7 @@ struct KernelFor<Conv2d> {
     std::optional<ValueId> bias;
     if (node.inputs.size() == 3) bias = node.inputs[2];
     const Tensor* w_constant = ctx.constant(node.inputs[1]);
-    if (DirectConv2dKernel::applies(op, w_constant))
+    if (DirectConv2dKernel::applies(op, w_constant, ctx.type(node.inputs[0]).shape, ctx.output_shape(node)))
       return std::make_unique<DirectConv2dKernel>(op, node.inputs[0], bias, node.outputs[0], ctx.type(node.inputs[0]).shape,
                                                   ctx.type(node.inputs[1]).shape, ctx.output_shape(node), *w_constant,
                                                   std::move(epilogue));

@@ -1,0 +1,142 @@
+"""StableHLO modules the importer must reject by name: the findings of
+tests/fuzz/fuzz_stablehlo.py, each reduced to the smallest module text that
+reproduces it. Each once escaped as another exception (or took minutes);
+`export` must raise rml.ExportError naming what is wrong."""
+import numpy as np
+import pytest
+
+import rml
+from rml import from_stablehlo
+from rml.from_stablehlo import export
+
+
+def module(body: str, signature: str = "() -> tensor<i32>", functions: str = "") -> str:
+    return f"func.func @main{signature} {{\n{body}\n}}\n{functions}"
+
+
+def test_integer_power_with_a_negative_exponent():
+    text = module("""
+  %a = stablehlo.constant dense<2> : tensor<i32>
+  %b = stablehlo.constant dense<-3> : tensor<i32>
+  %0 = stablehlo.power %a, %b : tensor<i32>
+  return %0 : tensor<i32>""")
+    with pytest.raises(rml.ExportError, match=r"stablehlo.power: power of integers with a negative exponent"):
+        export(text, None, [])
+
+
+def test_nested_loops_past_the_total_trip_limit(monkeypatch):
+    monkeypatch.setattr(from_stablehlo, "MAX_TOTAL_TRIPS", 100)
+    text = module("""
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %n = stablehlo.constant dense<20> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %zero, %x = %arg0) : tensor<i32>, tensor<2xf32>
+  cond {
+    %c = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %1:2 = stablehlo.while(%j = %zero, %y = %x) : tensor<i32>, tensor<2xf32>
+    cond {
+      %c = stablehlo.compare LT, %j, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %j1 = stablehlo.add %j, %one : tensor<i32>
+      %y1 = stablehlo.negate %y : tensor<2xf32>
+      stablehlo.return %j1, %y1 : tensor<i32>, tensor<2xf32>
+    }
+    %i1 = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %i1, %1#1 : tensor<i32>, tensor<2xf32>
+  }
+  return %0#1 : tensor<2xf32>""", "(%arg0: tensor<2xf32>) -> tensor<2xf32>")
+    with pytest.raises(rml.ExportError, match=r"stablehlo.while: the module's loops run more than 100 trips in all"):
+        export(text, None, [np.zeros(2, np.float32)])
+
+
+def test_a_call_of_a_declaration_without_a_body():
+    text = module("""
+  %0 = func.call @f(%arg0) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>""", "(%arg0: tensor<2xf32>) -> tensor<2xf32>",
+                  "func.func private @f(tensor<2xf32>) -> tensor<2xf32>")
+    with pytest.raises(rml.ExportError, match=r"func.call: @f is a declaration without a body"):
+        export(text, None, [np.zeros(2, np.float32)])
+
+
+def test_main_a_declaration_without_a_body():
+    with pytest.raises(rml.ExportError, match=r"@main is a declaration without a body"):
+        export("func.func private @main(tensor<2xf32>) -> tensor<2xf32>", None, [np.zeros(2, np.float32)])
+
+
+def test_dynamic_shapes_fail_by_name():
+    text = module("""
+  %0 = stablehlo.negate %arg0 : tensor<?xf32>
+  return %0 : tensor<?xf32>""", "(%arg0: tensor<?xf32>) -> tensor<?xf32>")
+    with pytest.raises(rml.ExportError, match=r"tensor<\?xf32> have no rml equivalent \(static shapes only\)"):
+        export(text, None, [np.zeros(1, np.float32)])
+
+
+@pytest.mark.parametrize("op", [
+    "%0 = stablehlo.iota dim = 0 : tensor<100000000000xf32>",
+    "%0 = stablehlo.constant dense<1.0> : tensor<100000000000xf32>",
+])
+def test_a_constant_past_the_element_limit(op):
+    text = module(f"""
+  {op}
+  return %0 : tensor<100000000000xf32>""", "() -> tensor<100000000000xf32>")
+    with pytest.raises(rml.ExportError, match=r"result #0 of shape \(100000000000,\) has 100000000000 elements, "
+                                              r"more than the limit of 2147483648 for one value"):
+        export(text, None, [])
+
+
+def test_a_broadcast_past_the_element_limit():
+    text = module("""
+  %0 = stablehlo.broadcast_in_dim %arg0, dims = [] : (tensor<f32>) -> tensor<100000x100000xf32>
+  %1 = stablehlo.reduce(%0 init: %arg0) applies stablehlo.add across dimensions = [0, 1]
+      : (tensor<100000x100000xf32>, tensor<f32>) -> tensor<f32>
+  return %1 : tensor<f32>""", "(%arg0: tensor<f32>) -> tensor<f32>")
+    with pytest.raises(rml.ExportError, match=r"stablehlo.broadcast_in_dim: result #0 .* has 10000000000 elements"):
+        export(text, None, [np.zeros((), np.float32)])
+
+
+def nested_ifs(depth: int) -> str:
+    body = "stablehlo.return %arg0 : tensor<f32>"
+    for k in range(depth):
+        body = (f'%r{k} = "stablehlo.if"(%p) ({{\n{body}\n}}, {{\nstablehlo.return %arg0 : tensor<f32>\n}})'
+                f" : (tensor<i1>) -> tensor<f32>\nstablehlo.return %r{k} : tensor<f32>")
+    body = body[:body.rindex("stablehlo.return")] + f"return %r{depth - 1} : tensor<f32>"
+    return module("%p = stablehlo.constant dense<true> : tensor<i1>\n" + body, "(%arg0: tensor<f32>) -> tensor<f32>")
+
+
+def test_regions_nested_past_the_limit():
+    x = np.float32(2)
+    assert export(nested_ifs(100), None, [x]).evaluate({"input.0": x})["output"] == 2
+    with pytest.raises(rml.ExportError, match=r"stablehlo.if: regions and inlined calls nest more than 128 deep"):
+        export(nested_ifs(300), None, [x])
+
+
+def test_composites_calling_each_other_past_the_limit():
+    functions = "\n".join(f"""func.func private @f{i}(%arg0: tensor<f32>) -> tensor<f32> {{
+  %0 = stablehlo.composite "x.y" %arg0 {{decomposition = @f{i + 1}}} : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}}""" for i in range(300))
+    text = module("""
+  %0 = func.call @f0(%arg0) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>""", "(%arg0: tensor<f32>) -> tensor<f32>",
+                  functions + "\nfunc.func private @f300(%arg0: tensor<f32>) -> tensor<f32> {\n"
+                  "  return %arg0 : tensor<f32>\n}")
+    with pytest.raises(rml.ExportError, match=r"stablehlo.composite: func.call of @f64 nests too deeply \(recursion\?\)"):
+        export(text, None, [np.zeros((), np.float32)])
+
+
+@pytest.mark.parametrize("attributes", ['k = "two"', "k = 2 : i64, largest = 3 : i64"])
+def test_a_top_k_composite_with_other_attributes_inlines_its_decomposition(attributes):
+    text = module(f"""
+  %0:2 = stablehlo.composite "chlo.top_k" %arg0 {{composite_attributes = {{{attributes}}}, decomposition = @d}}
+      : (tensor<4xf32>) -> (tensor<2xf32>, tensor<2xi32>)
+  return %0#0 : tensor<2xf32>""", "(%arg0: tensor<4xf32>) -> tensor<2xf32>", """
+func.func private @d(%arg0: tensor<4xf32>) -> (tensor<2xf32>, tensor<2xi32>) {
+  %0:2 = chlo.top_k(%arg0, k = 2) : tensor<4xf32> -> (tensor<2xf32>, tensor<2xi32>)
+  %1 = stablehlo.negate %0#0 : tensor<2xf32>
+  return %1, %0#1 : tensor<2xf32>, tensor<2xi32>
+}""")
+    x = np.array([3, 1, 4, 2], np.float32)
+    np.testing.assert_array_equal(export(text, None, [x]).evaluate({"input.0": x})["output"], [-4, -3])
