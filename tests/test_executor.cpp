@@ -868,6 +868,7 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image gives the packe
       {3, 6, 6, 7, 5, 3, 3, {1, 1, 1, 1}, {1, 1}, 6},       // depthwise
       {1, 40, 8, 8, 40, 1, 1, {0, 0, 0, 0}, {1, 1}, 1},     // 1x1
       {1, 300, 7, 5, 5, 3, 1, {1, 0, 1, 0}, {1, 1}, 1},     // depth over one k-block (900)
+      {1, 5, 1, 1, 3, 1, 3, {2, 4, 2, 7}, {1, 5}, 1},       // the last row's wasted columns read 10 floats past the image (fuzz_op)
   };
   for (const Case& c : cases) {
     Conv2d op;

@@ -212,6 +212,9 @@ case("graph_conv_huge_stride", "ok", "-", "conv2d with strides 2^31 and INT64_MA
      graph_text=binary("conv2d", f32(3, 3, 3, 3), f32(3, 3, 3, 3), f32(3, 3, 1, 1), strides=[1 << 31, (1 << 63) - 1]))
 case("graph_max_pool_huge_stride", "ok", "-", "max_pool2d with column stride INT64_MAX: one output column (fuzz_op finding: rounding up the left padding over the stride overflowed)",
      graph_text=unary("max_pool2d", f32(1, 2, 5, 5), f32(1, 2, 2, 1), kernel=[5, 5], pads=[2, 1, 0, 2], strides=[2, (1 << 63) - 1]))
+case("graph_conv_dilated_direct", "ok", "-", "stride-1 conv2d with constant weights and column dilation 5 (fuzz_op finding: the direct kernel read 10 floats past its padded image)",
+     graph_text=graph([f32(1, 5, 1, 3), f32(1, 5, 1, 3, data=[0.5] * 15), f32(1, 1, 5, 4)],
+                      [node("conv2d", [0, 1], [2], dilations=[1, 5], pads=[2, 4, 2, 7])], inputs=[0], outputs=[2]))
 case("graph_zero_step", "load", "invalid_attribute", "slice with step 0",
      graph_text=unary("slice", f32(4), f32(2), axes=[0], starts=[0], ends=[4], steps=[0]))
 case("graph_unknown_attribute", "load", "invalid_attribute", "neg with attribute 'alpha'",

@@ -62,8 +62,9 @@ class DirectConv2dKernel final : public Kernel {
     virtual_pixels_ = out_h_ * padded_w_;
     const std::int64_t mr = gemm_detail::kernels().mr;
     nr_ = gemm_detail::kernels().nr;
-    // The last panel may read up to nr floats past the image: they are zero.
-    image_floats_ = channels_ * padded_h_ * padded_w_ + nr_;
+    // Zeros after the image for what the last row's virtual pixels read past it: the
+    // wasted columns reach (kw-1)*dw beyond the row, and the last panel up to nr more.
+    image_floats_ = channels_ * padded_h_ * padded_w_ + (kw - 1) * op.dilations[1] + nr_;
     shared_scratch_bytes = align_up(static_cast<std::size_t>(batch_ * op.groups * image_floats_) * sizeof(float));
     for (std::int64_t c = 0; c < channels_; ++c)
       for (std::int64_t i = 0; i < kh; ++i)
