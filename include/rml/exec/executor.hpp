@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <mutex>
-#include <limits>
 #include <optional>
 
 #include "rml/exec/plan.hpp"
