@@ -51,8 +51,17 @@ for h in "${harnesses[@]}"; do
   harness=("$build/fuzz_$h")
   [ "$h" != stablehlo ] || harness=("$python" "$root/tests/fuzz/fuzz_stablehlo.py")
   start=$(date +%s)
-  if "${harness[@]}" -max_total_time="$seconds" -runs="${FUZZ_RUNS:--1}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${fast_options[@]}" \
-      -artifact_prefix="$build/findings/$h-" "$corpus" >"$log" 2>&1; then result="no findings"; else result="FINDING (see $log)"; status=1; fi
+  found_before=$(ls "$build/findings" | grep -c "^$h-" || true)
+  rc=0
+  "${harness[@]}" -max_total_time="$seconds" -runs="${FUZZ_RUNS:--1}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${fast_options[@]}" \
+      -artifact_prefix="$build/findings/$h-" "$corpus" >"$log" 2>&1 || rc=$?
+  # What a run ended with is read from what it left: a finding is a new file in
+  # findings/; libFuzzer exits with 72 when stopped by a signal (Ctrl-C, kill).
+  found=$(( $(ls "$build/findings" | grep -c "^$h-" || true) - found_before ))
+  if [ "$found" -gt 0 ]; then result="FINDING (see $log)"; status=1
+  elif [ "$rc" = 0 ]; then result="no findings"
+  elif [ "$rc" = 72 ]; then result="stopped by a signal, no findings"; status=1
+  else result="FAILED with exit status $rc, no input saved (see $log)"; status=1; fi
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   elapsed=$(( $(date +%s) - start ))
   printf '%-12s %12s executions in %5d s (%6d/s), corpus %5d inputs: %s\n' "$h" "${runs:-?}" "$elapsed" \

@@ -13,6 +13,7 @@
 #include "rml/core/file.hpp"
 #include "rml/emit/dot.hpp"
 #include "rml/emit/onnx/onnx.hpp"
+#include "rml/emit/tflite/tflite.hpp"
 
 namespace rml::emit {
 
@@ -22,7 +23,6 @@ struct AbsentBackend {
   std::string_view name, reason;
 };
 inline constexpr AbsentBackend absent_backends[] = {
-    {"tflite", "not written yet (issue 16: LiteRT flatbuffers)"},
     {"coreml", "not written yet (issue 16: CoreML MLProgram)"},
     {"webnn", "not written yet (issue 16: WebNN in a browser)"},
     {"tensorrt", "cannot run here: needs an NVIDIA GPU with TensorRT"},
@@ -102,7 +102,7 @@ struct ConverterList {
   }
 };
 
-using Converters = ConverterList<Onnx, Dot>;
+using Converters = ConverterList<Onnx, Tflite, Dot>;
 
 /// Converts `graph` to `format` and writes it as `out`, replacing the model
 /// and its sidecar as a pair (write_pair): a failure leaves the previous
