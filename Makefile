@@ -9,7 +9,7 @@ PYTHON := $(VENV)/bin/python
 # C++ dependencies, all from Debian's packages.
 DEBIAN_PACKAGES := g++ make cmake ccache libeigen3-dev xtensor-dev nlohmann-json3-dev doctest-dev \
                    libbenchmark-dev libflatbuffers-dev flatbuffers-compiler pybind11-dev \
-                   python3-venv python3-pip graphviz
+                   python3-venv python3-pip graphviz nodejs chromium
 
 .PHONY: all deps venv configure build test test-asan test-tsan test-sanitize fuzz demo fixtures bench bench-frameworks example-model ops-doc docs compile-time clean
 

@@ -383,7 +383,7 @@ TEST_CASE("docs/backend-ops.md holds exactly the support report the registry gen
 TEST_CASE("unknown formats are named with the list of converters") {
   Builder b;
   b.output("y", b.op(Exp{}, {b.input("x", TensorType{DType::f32, {1}})}));
-  CHECK_THROWS_WITH_AS(Converters::convert("coreml", b.graph()), doctest::Contains("unknown format 'coreml' (converters: onnx, tflite, dot)"), Error);
+  CHECK_THROWS_WITH_AS(Converters::convert("coreml", b.graph()), doctest::Contains("unknown format 'coreml' (converters: onnx, tflite, webnn, dot)"), Error);
 }
 
 // ---- DOT ----

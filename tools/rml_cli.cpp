@@ -42,8 +42,8 @@ commands:
         the op table, generated from the registry; --support: which op each
         converter lowers (the support report)
   convert MODEL.json --to FORMAT -o OUT [--external-threshold BYTES]
-        convert to another runtime's format, writing OUT (and OUT.data when
-        large weights go external) atomically
+        convert to another runtime's format, writing OUT and its weights
+        sidecar, if any (OUT.data for onnx, OUT.bin for webnn), atomically
   convert MODEL.json --to FORMAT --check
         preflight: list every node the format cannot take (index, op, output,
         reason), write nothing, exit 1 if there is any

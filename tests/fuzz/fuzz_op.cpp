@@ -5,7 +5,8 @@
 // values (NaN and infinities included in inputs). The graph
 // goes through the JSON text a file would hold, is loaded under tight
 // LoadOptions, planned and run by the Executor (fused or not) and by the
-// reference kernels, and converted to ONNX, whose bytes must decode again.
+// reference kernels, and converted to ONNX, whose bytes must decode again, and
+// to TFLite, whose buffer the flatbuffers Verifier must accept.
 // Every failure must be an rml::Error; anything else is a finding.
 //
 // To turn a finding into a catalogue fixture, replay it with
@@ -13,6 +14,7 @@
 // as NAME.json and its inputs as NAME.inputs.safetensors before running it.
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -129,6 +131,15 @@ void check_decodes(const std::string& onnx) {
     if (field.number == 7 && field.type == pb::WireType::bytes) (void)pb::read_message(field.bytes);
 }
 
+/// A TFLite buffer must pass the flatbuffers Verifier; one that does not is a finding.
+void check_verifies(const std::string& tflite) {
+  flatbuffers::Verifier verifier(reinterpret_cast<const std::uint8_t*>(tflite.data()), tflite.size());
+  if (!::tflite::VerifyModelBuffer(verifier)) {
+    std::fprintf(stderr, "fuzz_op: the TFLite converter wrote a buffer the flatbuffers Verifier rejects\n");
+    std::abort();
+  }
+}
+
 template <class Op>
 void run_one_op(Bytes& in) {
   const rml::Arity arity = Op::arity;
@@ -186,6 +197,8 @@ void run_one_op(Bytes& in) {
     rml::evaluate(model.graph(), feeds);
     if (rml::emit::Converters::preflight("onnx", model.graph()).empty())
       check_decodes(rml::emit::Converters::convert("onnx", model.graph()).data);
+    if (rml::emit::Converters::preflight("tflite", model.graph()).empty())
+      check_verifies(rml::emit::Converters::convert("tflite", model.graph()).data);
   } catch (const rml::Error&) {
   }
 }

@@ -42,13 +42,14 @@ TFLITE_CASES = [
 
 
 @pytest.fixture
-def tflite_run(run_rml):
-    """Converts an rml graph file with `rml convert --to tflite` and runs it in the
-    LiteRT interpreter through its "serving_default" signature: {output name: array}."""
+def tflite_run(run_rml, tmp_path):
+    """Converts an rml graph file with `rml convert --to tflite` (into the test's own
+    folder) and runs it in the LiteRT interpreter through its "serving_default"
+    signature: {output name: array}."""
     from ai_edge_litert.interpreter import Interpreter
 
     def run(graph_path, feeds):
-        model = Path(graph_path).with_suffix(".tflite")
+        model = tmp_path / (Path(graph_path).stem + ".tflite")
         run_rml("convert", graph_path, "--to", "tflite", "-o", model)
         runner = Interpreter(model_path=str(model)).get_signature_runner("serving_default")
         assert set(runner.get_input_details()) == set(feeds)

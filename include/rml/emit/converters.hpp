@@ -14,6 +14,7 @@
 #include "rml/emit/dot.hpp"
 #include "rml/emit/onnx/onnx.hpp"
 #include "rml/emit/tflite/tflite.hpp"
+#include "rml/emit/webnn/webnn.hpp"
 
 namespace rml::emit {
 
@@ -24,7 +25,6 @@ struct AbsentBackend {
 };
 inline constexpr AbsentBackend absent_backends[] = {
     {"coreml", "not written yet (issue 16: CoreML MLProgram)"},
-    {"webnn", "not written yet (issue 16: WebNN in a browser)"},
     {"tensorrt", "cannot run here: needs an NVIDIA GPU with TensorRT"},
     {"cann", "cannot run here: needs a Huawei Ascend NPU with CANN"},
 };
@@ -102,7 +102,7 @@ struct ConverterList {
   }
 };
 
-using Converters = ConverterList<Onnx, Tflite, Dot>;
+using Converters = ConverterList<Onnx, Tflite, WebNN, Dot>;
 
 /// Converts `graph` to `format` and writes it as `out`, replacing the model
 /// and its sidecar as a pair (write_pair): a failure leaves the previous
