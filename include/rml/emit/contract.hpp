@@ -92,6 +92,20 @@ inline std::string value_name(const Graph& graph, ValueId id) {
   return detail::concat("value_", id);
 }
 
+/// Lowers the nodes in `order` with Backend's lowerings; a node without one
+/// is an error (convert runs preflight first, which names them all).
+template <class Backend>
+void lower_nodes(typename Backend::Context& context, const Graph& graph, const std::vector<std::size_t>& order) {
+  for (std::size_t n : order)
+    std::visit(
+        [&](const auto& op) {
+          using Op = std::decay_t<decltype(op)>;
+          if constexpr (Lowers<Backend, Op>) Lowering<Backend, Op>::lower(context, graph.nodes[n], op);
+          else fail(ErrorCode::unsupported, Backend::name, " has no lowering for op '", Op::name, "'");
+        },
+        graph.nodes[n].op);
+}
+
 /// Every node `Backend` cannot take, in node order.
 template <class Backend>
 std::vector<Unsupported> preflight(const Graph& graph) {

@@ -24,7 +24,7 @@ struct Onnx {
     check_names(graph);
     onnx::Context context(graph, options);
     for (ValueId v : used_constants(graph, order)) context.initializer(v);
-    for (std::size_t n : order) lower(context, graph.nodes[n]);
+    lower_nodes<Onnx>(context, graph, order);
     // An output whose value already has another name (an input, a constant,
     // an earlier output) is copied under its own.
     for (const NamedValue& out : graph.outputs)
@@ -33,16 +33,6 @@ struct Onnx {
   }
 
  private:
-  static void lower(onnx::Context& context, const Node& node) {
-    std::visit(
-        [&](const auto& op) {
-          using Op = std::decay_t<decltype(op)>;
-          if constexpr (Lowers<Onnx, Op>) Lowering<Onnx, Op>::lower(context, node, op);
-          else fail(ErrorCode::unsupported, "onnx has no lowering for op '", Op::name, "'");  // preflight reports these first
-        },
-        node.op);
-  }
-
   /// Constants some node reads, in first-use order.
   static std::vector<ValueId> used_constants(const Graph& graph, const std::vector<std::size_t>& order) {
     std::vector<ValueId> used;

@@ -20,14 +20,7 @@ struct Tflite {
   static ConvertedModel convert(const Graph& graph, const ConvertOptions&) {
     const std::vector<std::size_t> order = validate(graph);
     tfl::Context context(graph);
-    for (std::size_t n : order)
-      std::visit(
-          [&](const auto& op) {
-            using Op = std::decay_t<decltype(op)>;
-            if constexpr (Lowers<Tflite, Op>) Lowering<Tflite, Op>::lower(context, graph.nodes[n], op);
-            else fail(ErrorCode::unsupported, "tflite has no lowering for op '", Op::name, "'");  // preflight reports these first
-          },
-          graph.nodes[n].op);
+    lower_nodes<Tflite>(context, graph, order);
     std::string bytes = context.finish();
     return {std::move(bytes), std::string(content_type), std::nullopt, context.operator_count()};
   }

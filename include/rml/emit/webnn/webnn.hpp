@@ -23,14 +23,7 @@ struct WebNN {
     webnn::Context c(graph);
     for (const NamedValue& in : graph.inputs)
       c.line(detail::concat("const v", in.value, " = b.input(", webnn::quoted(in.name), ", ", webnn::descriptor(graph.type(in.value)), ");"));
-    for (std::size_t n : order)
-      std::visit(
-          [&](const auto& op) {
-            using Op = std::decay_t<decltype(op)>;
-            if constexpr (Lowers<WebNN, Op>) Lowering<WebNN, Op>::lower(c, graph.nodes[n], op);
-            else fail(ErrorCode::unsupported, "webnn has no lowering for op '", Op::name, "'");  // preflight reports these first
-          },
-          graph.nodes[n].op);
+    lower_nodes<WebNN>(c, graph, order);
     // Each output is its own operand: an input, a constant or a value output
     // twice is passed through identity() (build() takes distinct operands).
     std::string outputs;
