@@ -136,6 +136,17 @@ TEST_CASE("drop_implicit_broadcasts and shrink_broadcast_constants") {
   CHECK(r.difference(0).empty());
 }
 
+TEST_CASE("shrink_broadcast_constants leaves an empty constant alone, however long its other axes") {
+  // A [2^40, 0] constant once made the pass compare 2^40 empty rows one by one (a StableHLO
+  // fuzz finding: the importer folds broadcasts of constants).
+  const Shape huge_empty{std::int64_t(1) << 40, 0};
+  Builder b;
+  const auto x = b.input("x", TensorType{DType::f32, huge_empty});
+  b.output("y", b.op(Add{}, {x, b.constant(Tensor(TensorType{DType::f32, huge_empty}), "empty")}));
+  const Rewrite r(b, {"shrink_broadcast_constants"});
+  CHECK(r.report.edits.empty());
+}
+
 TEST_CASE("unbatch_matmul_weights: equal batch slices become one matrix, unequal ones stay") {
   Builder b;
   const auto x = b.input("x", random_tensor({2, 3, 4}, 12));

@@ -140,3 +140,19 @@ func.func private @d(%arg0: tensor<4xf32>) -> (tensor<2xf32>, tensor<2xi32>) {
 }""")
     x = np.array([3, 1, 4, 2], np.float32)
     np.testing.assert_array_equal(export(text, None, [x]).evaluate({"input.0": x})["output"], [-4, -3])
+
+
+def test_an_empty_broadcast_constant_with_a_huge_axis_writes_and_runs_at_once(tmp_path):
+    """Accepted, not refused: a broadcast of a constant to [2^40, 0] folds into an empty
+    constant, which the clean-up passes once compared row by row, 2^40 empty rows (a
+    fuzz time-out). The graph must write, load and run in no time."""
+    text = module("""
+  %c = stablehlo.constant dense<4.0> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<1099511627776x0xf32>
+  %1 = stablehlo.add %arg0, %0 : tensor<1099511627776x0xf32>
+  return %1 : tensor<1099511627776x0xf32>""", "(%arg0: tensor<1099511627776x0xf32>) -> tensor<1099511627776x0xf32>")
+    x = np.zeros((2**40, 0), np.float32)
+    builder = export(text, None, [x])
+    builder.write(str(tmp_path / "m.json"))
+    (y,) = rml.load(str(tmp_path / "m.json")).run({"input.0": x}).values()
+    assert y.shape == (2**40, 0)
