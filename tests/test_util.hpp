@@ -45,19 +45,36 @@ inline void spit(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-using Snapshot = std::map<std::string, std::string>;  // file name -> bytes (a link: "-> target")
+/// Every file under a folder by its path inside it (a folder: "name/" -> "",
+/// a link: "-> target").
+using Snapshot = std::map<std::string, std::string>;
+
+inline void snapshot_into(Snapshot& files, const std::filesystem::path& root, const std::filesystem::path& dir) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = std::filesystem::relative(entry.path(), root).string();
+    if (entry.is_symlink()) {
+      files[name] = "-> " + std::filesystem::read_symlink(entry.path()).string();
+    } else if (entry.is_directory()) {
+      files[name + "/"] = "";
+      snapshot_into(files, root, entry.path());
+    } else {
+      files[name] = slurp(entry.path());
+    }
+  }
+}
 
 inline Snapshot snapshot(const std::filesystem::path& dir) {
   Snapshot files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    files[entry.path().filename().string()] =
-        entry.is_symlink() ? "-> " + std::filesystem::read_symlink(entry.path()).string() : slurp(entry.path());
+  snapshot_into(files, dir, dir);
   return files;
 }
 
 inline void restore(const std::filesystem::path& dir, const Snapshot& files) {
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) std::filesystem::remove(entry.path());
-  for (const auto& [name, bytes] : files) spit(dir / name, bytes);
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) std::filesystem::remove_all(entry.path());
+  for (const auto& [name, bytes] : files) {  // a folder's name sorts before the files in it
+    if (name.ends_with("/")) std::filesystem::create_directory(dir / name);
+    else spit(dir / name, bytes);
+  }
 }
 
 struct Fault {

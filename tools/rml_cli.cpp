@@ -424,6 +424,13 @@ int write_converted(const std::string& model_path, const std::string& format, co
   rml::emit::ConvertOptions options;
   options.external_threshold = external_threshold;
   const rml::emit::ConvertedModel model = rml::emit::write_converted(format, graph, out, options);
+  if (!model.package.empty()) {
+    std::size_t bytes = 0;
+    for (const rml::FolderFile& file : model.package) bytes += file.data.size();
+    std::cout << "wrote " << out << "/ (" << format << " package, " << model.package.size() << " files, " << bytes << " bytes, "
+              << model.nodes << " ops)\n";
+    return 0;
+  }
   std::cout << "wrote " << out << " (" << format << ", " << model.data.size() << " bytes, " << model.nodes << " nodes)";
   if (model.weights) std::cout << " and " << model.weights->file_name << " (" << model.weights->data.size() << " bytes)";
   std::cout << "\n";

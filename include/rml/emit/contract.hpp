@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "rml/core/folder.hpp"
 #include "rml/ir/graph.hpp"
 
 namespace rml::emit {
@@ -26,10 +27,11 @@ struct Sidecar {
 };
 
 struct ConvertedModel {
-  std::string data;
+  std::string data;  // the model file; for a folder format, its root model file (also in `package`)
   std::string content_type;
   std::optional<Sidecar> weights;
   std::size_t nodes = 0;  // nodes in the emitted model
+  std::vector<FolderFile> package;  // not empty: the model is a folder of these files (a CoreML .mlpackage)
 };
 
 struct ConvertOptions {
@@ -59,10 +61,14 @@ concept Lowers = requires(typename Backend::Context& context, const Node& node, 
 };
 
 /// Why this node cannot be lowered although its op can ("" when it can): a
-/// lowering may refuse dtypes or attributes with `static std::string
+/// backend may refuse any node past its format's limits with `static
+/// std::string refuse_node(const Graph&, const Node&)` (CoreML's rank limit),
+/// and a lowering may refuse dtypes or attributes with `static std::string
 /// refuse(const Graph&, const Node&, const Op&)`.
 template <class Backend, class Op>
 std::string refusal(const Graph& graph, const Node& node, const Op& op) {
+  if constexpr (requires { Backend::refuse_node(graph, node); })
+    if (std::string reason = Backend::refuse_node(graph, node); !reason.empty()) return reason;
   if constexpr (requires { Lowering<Backend, Op>::refuse(graph, node, op); })
     return Lowering<Backend, Op>::refuse(graph, node, op);
   else

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rml/core/file.hpp"
+#include "rml/emit/coreml/coreml.hpp"
 #include "rml/emit/dot.hpp"
 #include "rml/emit/onnx/onnx.hpp"
 #include "rml/emit/tflite/tflite.hpp"
@@ -24,7 +25,6 @@ struct AbsentBackend {
   std::string_view name, reason;
 };
 inline constexpr AbsentBackend absent_backends[] = {
-    {"coreml", "not written yet (issue 16: CoreML MLProgram)"},
     {"tensorrt", "cannot run here: needs an NVIDIA GPU with TensorRT"},
     {"cann", "cannot run here: needs a Huawei Ascend NPU with CANN"},
 };
@@ -41,7 +41,8 @@ inline void dump(std::string_view format, const ConvertedModel& model, const Con
   std::error_code ec;
   std::filesystem::create_directories(folder, ec);
   const std::string stem = detail::concat(::getpid(), "-", sequence++, "-", options.model_file_name);
-  write_file_atomically(folder / stem, model.data);
+  if (!model.package.empty()) write_folder_atomically(folder / stem, model.package, model.package.front().path);
+  else write_file_atomically(folder / stem, model.data);
   if (model.weights) write_file_atomically(folder / (stem + ".data"), model.weights->data);
   std::ofstream log(folder / "conversions.log", std::ios::app);
   log << format << " " << model.data.size() << " bytes" << (model.weights ? detail::concat(" + ", model.weights->data.size(), " bytes of weights") : "")
@@ -102,16 +103,21 @@ struct ConverterList {
   }
 };
 
-using Converters = ConverterList<Onnx, Tflite, WebNN, Dot>;
+using Converters = ConverterList<Onnx, Tflite, WebNN, Coreml, Dot>;
 
 /// Converts `graph` to `format` and writes it as `out`, replacing the model
-/// and its sidecar as a pair (write_pair): a failure leaves the previous
-/// model, or none, and no temporary. Returns what was written.
+/// and its sidecar as a pair (write_pair), or a folder format's whole folder
+/// (write_folder_atomically): a failure leaves the previous model, or none,
+/// and no temporary. Returns what was written.
 inline ConvertedModel write_converted(std::string_view format, const Graph& graph, const std::filesystem::path& out,
                                       ConvertOptions options = {}) {
   options.model_file_name = out.filename().string();
   options.sidecar_file_name.clear();
   ConvertedModel model = Converters::convert(format, graph, options);
+  if (!model.package.empty()) {
+    write_folder_atomically(out, model.package, model.package.front().path);
+    return model;
+  }
   FilePair pair;
   pair.primary = out;
   if (model.weights) {

@@ -40,6 +40,12 @@ class Writer {
     return *this;
   }
   Writer& message(int field, const Writer& nested) { return bytes(field, nested.str()); }
+  /// A packed repeated varint field (int32, int64 or bool values).
+  Writer& packed(int field, const std::vector<std::int64_t>& values) {
+    Writer body;
+    for (std::int64_t v : values) body.raw_varint(static_cast<std::uint64_t>(v));
+    return bytes(field, body.str());
+  }
   const std::string& str() const { return out_; }
 
  private:
