@@ -512,3 +512,25 @@ TEST_CASE("RML_DUMP_DIR: every conversion also writes its artifact and a one-lin
   }
   CHECK(artifacts == 3);  // the ONNX model, its weights, the DOT file
 }
+
+TEST_CASE("rml convert --to coreml writes a package folder; --check and RML_DUMP_DIR cover it") {
+  TempDir dir;
+  write_model(dir.path());
+  const std::string env = "RML_DUMP_DIR=" + (dir / "dumps").string();
+  std::string out;
+  REQUIRE(rml_cli("convert " + (dir / "m.json").string() + " --to coreml --check", &out) == 0);
+  CHECK(out.find("every node converts to coreml") != std::string::npos);
+  REQUIRE(rml_cli("convert " + (dir / "m.json").string() + " --to coreml -o " + (dir / "m.mlpackage").string(), &out, env) == 0);
+  CHECK(out.find("(coreml package, 3 files") != std::string::npos);
+  const std::string model = slurp(dir / "m.mlpackage" / "Data" / "com.apple.CoreML" / "model.mlmodel");
+  CHECK(std::filesystem::file_size(dir / "m.mlpackage" / "Data" / "com.apple.CoreML" / "weights" / "weight.bin") > 64 * 64 * 4);
+  const std::string log = slurp(dir / "dumps" / "conversions.log");
+  CHECK(log.find("coreml " + std::to_string(model.size()) + " bytes") == 0);
+  std::size_t dumps = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "dumps"))
+    if (entry.path().filename().string().ends_with("-m.mlpackage")) {
+      CHECK(slurp(entry.path() / "Data" / "com.apple.CoreML" / "model.mlmodel") == model);
+      ++dumps;
+    }
+  CHECK(dumps == 1);
+}

@@ -124,11 +124,12 @@ rml::Json constant_data(Bytes& in, const rml::TensorType& type) {
   return data;
 }
 
-/// ONNX bytes must decode: the ModelProto and its GraphProto (field 7).
-void check_decodes(const std::string& onnx) {
+/// Protobuf model bytes must decode: the model and its graph (ONNX's
+/// GraphProto, field 7; CoreML's MIL Program, field 502).
+void check_decodes(const std::string& model, int graph_field) {
   namespace pb = rml::emit::protobuf;
-  for (const pb::Field& field : pb::read_message(onnx))
-    if (field.number == 7 && field.type == pb::WireType::bytes) (void)pb::read_message(field.bytes);
+  for (const pb::Field& field : pb::read_message(model))
+    if (field.number == graph_field && field.type == pb::WireType::bytes) (void)pb::read_message(field.bytes);
 }
 
 /// A TFLite buffer must pass the flatbuffers Verifier; one that does not is a finding.
@@ -196,9 +197,11 @@ void run_one_op(Bytes& in) {
     rml::Executor(model, rml::ExecutorOptions{.threads = 1, .fuse = fuse}).run(feeds);
     rml::evaluate(model.graph(), feeds);
     if (rml::emit::Converters::preflight("onnx", model.graph()).empty())
-      check_decodes(rml::emit::Converters::convert("onnx", model.graph()).data);
+      check_decodes(rml::emit::Converters::convert("onnx", model.graph()).data, 7);
     if (rml::emit::Converters::preflight("tflite", model.graph()).empty())
       check_verifies(rml::emit::Converters::convert("tflite", model.graph()).data);
+    if (rml::emit::Converters::preflight("coreml", model.graph()).empty())
+      check_decodes(rml::emit::Converters::convert("coreml", model.graph()).data, 502);
   } catch (const rml::Error&) {
   }
 }
