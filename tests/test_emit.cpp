@@ -534,3 +534,24 @@ TEST_CASE("rml convert --to coreml writes a package folder; --check and RML_DUMP
     }
   CHECK(dumps == 1);
 }
+
+TEST_CASE("RML_DUMP_DIR covers TFLite and WebNN too: the artifact, its weights and a log line each") {
+  TempDir dir;
+  write_model(dir.path());
+  const std::string env = "RML_DUMP_DIR=" + (dir / "dumps").string();
+  REQUIRE(rml_cli("convert " + (dir / "m.json").string() + " --to tflite -o " + (dir / "m.tflite").string(), nullptr, env) == 0);
+  REQUIRE(rml_cli("convert " + (dir / "m.json").string() + " --to webnn -o " + (dir / "m.js").string(), nullptr, env) == 0);
+  const std::string log = slurp(dir / "dumps" / "conversions.log");
+  CHECK(log.find("tflite " + std::to_string(std::filesystem::file_size(dir / "m.tflite")) + " bytes") == 0);
+  CHECK(log.find("\nwebnn " + std::to_string(std::filesystem::file_size(dir / "m.js")) + " bytes + " +
+                 std::to_string(std::filesystem::file_size(dir / "m.js.bin")) + " bytes of weights") != std::string::npos);
+  std::size_t artifacts = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "dumps")) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with("-m.tflite")) CHECK(slurp(entry.path()) == slurp(dir / "m.tflite"));
+    if (name.ends_with("-m.js")) CHECK(slurp(entry.path()) == slurp(dir / "m.js"));
+    if (name.ends_with("-m.js.data")) CHECK(slurp(entry.path()) == slurp(dir / "m.js.bin"));
+    artifacts += name != "conversions.log";
+  }
+  CHECK(artifacts == 3);  // the TFLite model, the WebNN module and its weights
+}
