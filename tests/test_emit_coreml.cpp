@@ -232,6 +232,8 @@ TEST_CASE("a package is written as one folder: it replaces a previous package wh
   test::spit(out / "stale.txt", "left by someone");
   write_converted("coreml", b.graph(), out);  // replaced whole: the stale file goes with the old package
   CHECK_FALSE(std::filesystem::exists(out / "stale.txt"));
+  write_converted("coreml", b.graph(), dir.path() / "slash.mlpackage" / "");  // "OUT/" names the folder OUT
+  CHECK(std::filesystem::is_regular_file(dir / "slash.mlpackage" / "Manifest.json"));
   const test::Snapshot once = test::snapshot(dir.path());
   CHECK(std::count_if(once.begin(), once.end(), [](const auto& f) { return f.first.starts_with("."); }) == 0);
 

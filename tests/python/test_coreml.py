@@ -242,3 +242,25 @@ def test_the_op_round_trips_through_coremltools(case, op, inputs, attributes, ou
     assert_close(got, expected, ["y0"])
     assert np.array_equal(np.take_along_axis(inputs[0], got["y1"], axis=-1), expected["y0"])
     assert all(len(set(row)) == len(row) for row in got["y1"].reshape(-1, got["y1"].shape[-1]).tolist())
+
+
+def test_scalars_and_outputs_without_an_op_of_their_own_round_trip(ct, tmp_path, coreml_package):
+    """The boundary: a scalar input is declared [1] and reshaped, scalar outputs are
+    reshaped to [1], an input and a constant given as outputs pass through identity,
+    and a reshape to a scalar inside the program stays a scalar."""
+    b = rml.Builder()
+    scale = b.input("scale", np.float32(2.5).reshape(()))
+    x = b.input("x.0", np.arange(3, dtype=np.float32))
+    total = b.op("reduce_sum", [b.op("mul", [x, scale])], {"axes": [0]})
+    b.output("total", total)
+    b.output("again", b.op("reshape", [b.op("reshape", [total], {"shape": [1]})], {"shape": []}))
+    b.output("x_out", x)
+    b.output("ones", b.constant(np.ones((2,), np.float32), "ones"))
+    graph = tmp_path / "boundary.json"
+    b.write(str(graph), clean_up=False)
+    feeds = {"scale": np.float32(2.5).reshape(()), "x.0": np.arange(3, dtype=np.float32)}
+    expected = rml.load(str(graph)).evaluate(feeds)
+    got = check_package(ct, coreml_package(graph), graph, feeds, expected)
+    assert_close(got, expected, expected)
+    spec = ct.utils.load_spec(str(tmp_path / "boundary.mlpackage"))
+    assert [(f.name, list(f.type.multiArrayType.shape)) for f in spec.description.input] == [("scale", [1]), ("x_0", [3])]

@@ -78,8 +78,9 @@ class TempFolder {
 /// Writes `files` as the folder `path`. An existing `path` is replaced only
 /// when it is a folder holding `marker` (a file every such package has, like
 /// CoreML's Manifest.json): anything else there is an error, never removed.
-inline void write_folder_atomically(const std::filesystem::path& path, const std::vector<FolderFile>& files,
+inline void write_folder_atomically(const std::filesystem::path& given, const std::vector<FolderFile>& files,
                                     std::string_view marker) {
+  const std::filesystem::path path = given.has_filename() ? given : given.parent_path();  // "out/" names "out"
   std::error_code ec;
   const auto status = std::filesystem::symlink_status(path, ec);
   const bool replace = status.type() != std::filesystem::file_type::not_found;

@@ -101,7 +101,7 @@ class Context {
     for (std::size_t i = 0; i < graph_.outputs.size(); ++i) {
       const ValueId v = graph_.outputs[i].value;
       const std::string& name = output_names_[i];
-      if (names_.at(v) == name) continue;  // a node's output, named for this output
+      if (auto named = names_.find(v); named != names_.end() && named->second == name) continue;  // a node's, named for it
       const TensorType& t = type(v);
       if (t.shape.empty()) emit("reshape", {{"x", {operand(v)}}, {"shape", {ints({1}, {1})}}}, name, {t.dtype, {1}});
       else emit("identity", {{"x", {operand(v)}}}, name, t);
