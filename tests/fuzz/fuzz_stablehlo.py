@@ -19,8 +19,9 @@ may raise `rml.Error` too (a limit, say), except one with code
 
 Not findings, skipped before the importer runs: modules whose @main arguments
 have an element type with no NumPy equivalent (the harness cannot make an
-example for them) or more than MAX_ARGUMENT_ELEMENTS elements in one argument,
-and texts that meet a known jaxlib parser issue (see `_jaxlib_issue`). The
+example for them) or more than MAX_ARGUMENT_ELEMENTS elements in one argument. (The
+importer itself refuses text that would make jaxlib's parser allocate gigabytes:
+parsing.MAX_PARSER_INDEX.) The
 importer's resource limits (loop trips, elements of one value) are lowered
 here, so that inputs that reach them fail in milliseconds, within memory.
 
@@ -153,19 +154,6 @@ def _graph_path() -> str:
 _GRAPH = _graph_path()
 
 
-# A known jaxlib issue, not rml's: the parser of convolution dimension numbers
-# (`[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]`) allocates memory in proportion to the
-# largest spatial-dimension number written (about 8 bytes each: 2147483647 takes more
-# than 2 GB, or std::bad_alloc under a memory limit) before it rejects the module. Such
-# texts are skipped, so that this native-code finding does not end every campaign.
-_CONV_DIMS = re.compile(r"\[[^\[\]]*\]\s*x\s*\[[^\[\]]*\]\s*->\s*\[[^\[\]]*\]")
-_HUGE = re.compile(r"\d{5,}")
-
-
-def _jaxlib_issue(text: str) -> bool:
-    return any(_HUGE.search(match.group()) for match in _CONV_DIMS.finditer(text))
-
-
 def _examples(context, module) -> list[np.ndarray] | None:
     """Zero arrays shaped like @main's arguments (None: skip this input), read with the
     importer's own functions (which reject a missing @main or body, and unranked or
@@ -203,8 +191,6 @@ def TestOneInput(data: bytes):
     # those bytes never reach it either way, and a mutation that splits a multi-byte
     # character still runs (the rest of the module is as interesting as before).
     text = data.decode("utf-8", errors="replace")
-    if _jaxlib_issue(text):
-        return
     try:
         context, module = _parse(text)
         examples = _examples(context, module)

@@ -156,3 +156,39 @@ def test_an_empty_broadcast_constant_with_a_huge_axis_writes_and_runs_at_once(tm
     builder.write(str(tmp_path / "m.json"))
     (y,) = rml.load(str(tmp_path / "m.json")).run({"input.0": x}).values()
     assert y.shape == (2**40, 0)
+
+
+@pytest.mark.parametrize("reference, words", [
+    ("%0#1111111113", r"result number #1111111113 is beyond 65535"),
+    ("%0#" + "9" * 5000, r"result number #99999999999999999999 is beyond 65535"),
+])
+def test_a_huge_result_number_is_refused_before_jaxlib_parses_it(reference, words):
+    """A fuzz finding: jaxlib's MLIR parser took 17 GB for `%2#1111111113` (an op with
+    four results) before it said "reference to invalid result number". The importer
+    refuses the number before the parser sees the text."""
+    text = module(f"""
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %zero, %j = %arg0) : tensor<i32>, tensor<i32>
+    cond {{
+      %c = stablehlo.constant dense<2> : tensor<i32>
+      %t = stablehlo.compare LT, %i, %c : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    }} do {{
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %next = stablehlo.add %i, %one : tensor<i32>
+      %sum = stablehlo.add %j, %i : tensor<i32>
+      stablehlo.return %next, %sum : tensor<i32>, tensor<i32>
+    }}
+  return {reference} : tensor<i32>""", "(%arg0: tensor<i32>) -> tensor<i32>")
+    with pytest.raises(rml.ExportError, match=words):
+        export(text, None, [np.zeros((), np.int32)])
+    small = text.replace(reference, "%0#1")
+    assert export(small, None, [np.zeros((), np.int32)]) is not None
+
+
+def test_a_huge_convolution_dimension_number_is_refused_before_jaxlib_parses_it():
+    text = module("""
+  %0 = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, f, 0, 2147483647]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x3x3xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>""", "(%arg0: tensor<1x1x3x3xf32>, %arg1: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>")
+    with pytest.raises(rml.ExportError, match=r"convolution dimension number 2147483647 is beyond 65535"):
+        export(text, None, [np.zeros((1, 1, 3, 3), np.float32), np.zeros((1, 1, 2, 2), np.float32)])

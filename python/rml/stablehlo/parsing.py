@@ -86,13 +86,41 @@ def _context():
     return context
 
 
+# jaxlib's MLIR parser allocates memory in proportion to some numbers written in the
+# text before it rejects them (found by tests/fuzz/fuzz_stablehlo.py): a result number
+# (`%2#1111111113` on an op with four results took 17 GB) and a convolution's dimension
+# number (2147483647 took more than 2 GB). Valid modules write small numbers there;
+# larger ones are refused before the parser sees the text.
+MAX_PARSER_INDEX = 65535
+_RESULT_NUMBER = re.compile(r"%[\w$.-]+#(\d+)")
+_CONV_DIMENSIONS = re.compile(r"\[[^\[\]]*\]\s*x\s*\[[^\[\]]*\]\s*->\s*\[[^\[\]]*\]")
+
+
+def _beyond(digits: str) -> bool:
+    return len(digits) > len(str(MAX_PARSER_INDEX)) or int(digits) > MAX_PARSER_INDEX
+
+
+def _refuse_parser_blowups(text: str) -> None:
+    for match in _RESULT_NUMBER.finditer(text):
+        if _beyond(match.group(1)):
+            raise ExportError(f"result number #{match.group(1)[:20]} is beyond {MAX_PARSER_INDEX} "
+                              "(no op has that many results)")
+    for match in _CONV_DIMENSIONS.finditer(text):
+        for digits in re.findall(r"\d+", match.group()):
+            if _beyond(digits):
+                raise ExportError(f"convolution dimension number {digits[:20]} is beyond {MAX_PARSER_INDEX} "
+                                  f"in '{match.group()[:80]}'")
+
+
 def parse(text: str):
     """(context, module) for a StableHLO module's text, cleaned up first."""
     ir, _, _ = _mlir()
+    text = clean_text(text)
+    _refuse_parser_blowups(text)
     context = _context()
     with context:
         try:
-            module = ir.Module.parse(clean_text(text))
+            module = ir.Module.parse(text)
         except Exception as e:  # MLIRError
             raise ExportError(f"the StableHLO module does not parse: {e}") from None
     return context, module
