@@ -93,7 +93,10 @@ def _context():
 # larger ones are refused before the parser sees the text.
 MAX_PARSER_INDEX = 65535
 _RESULT_NUMBER = re.compile(r"%[\w$.-]+#(\d+)")
-_CONV_DIMENSIONS = re.compile(r"\[[^\[\]]*\]\s*x\s*\[[^\[\]]*\]\s*->\s*\[[^\[\]]*\]")
+# The bracket groups of convolution dimension numbers, `[b, f, 0, 1]x[o, i, 0, 1]->[...]`,
+# after `dim_numbers =` or `#stablehlo.conv<`, however the separators between them are
+# spelled (the parser reads the first groups before it finds a bad separator).
+_CONV_DIMENSIONS = re.compile(r"(?:dim_numbers\s*=|conv<)\s*((?:[^\[\]]{0,8}\[[^\[\]]*\]){1,3})")
 
 
 def _beyond(digits: str) -> bool:
@@ -106,10 +109,10 @@ def _refuse_parser_blowups(text: str) -> None:
             raise ExportError(f"result number #{match.group(1)[:20]} is beyond {MAX_PARSER_INDEX} "
                               "(no op has that many results)")
     for match in _CONV_DIMENSIONS.finditer(text):
-        for digits in re.findall(r"\d+", match.group()):
+        for digits in re.findall(r"\d+", match.group(1)):
             if _beyond(digits):
                 raise ExportError(f"convolution dimension number {digits[:20]} is beyond {MAX_PARSER_INDEX} "
-                                  f"in '{match.group()[:80]}'")
+                                  f"in '{match.group(1)[:80]}'")
 
 
 def parse(text: str):
