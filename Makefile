@@ -11,7 +11,7 @@ DEBIAN_PACKAGES := g++ make cmake ccache libeigen3-dev xtensor-dev nlohmann-json
                    libbenchmark-dev libflatbuffers-dev flatbuffers-compiler pybind11-dev \
                    python3-venv python3-pip graphviz nodejs chromium
 
-.PHONY: all deps venv configure build test test-asan test-tsan test-sanitize fuzz demo fixtures bench bench-frameworks example-model ops-doc docs compile-time clean
+.PHONY: all deps venv configure build test test-asan test-tsan test-sanitize fuzz demo tiny-net tiny-models tiny-examples infer-example fixtures bench bench-frameworks example-model ops-doc docs compile-time clean
 
 all: build
 
@@ -97,6 +97,27 @@ fuzz: deps $(if $(filter stablehlo,$(FUZZ_HARNESSES)),venv)
 # the agreement with PyTorch and both latencies (tools/demo.py --help for options).
 demo: venv build
 	$(PYTHON) tools/demo.py --rml $(BUILD_DIR)/rml
+
+# The exact examples: PyTorch, JAX and TensorFlow exports run by the executor
+# (fused and unfused, 1, 2 and 4 threads) and checked bit for bit against
+# literal outputs (examples/tiny_net, examples/tiny_models). `make
+# tiny-examples` regenerates them from the frameworks (same bytes every time).
+tiny-net: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target tiny_net
+	$(BUILD_DIR)/tiny_net examples/tiny_net
+
+tiny-models: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target tiny_models
+	$(BUILD_DIR)/tiny_models examples/tiny_models
+
+tiny-examples: venv
+	$(PYTHON) tools/make_tiny_net.py
+	$(PYTHON) tools/make_tiny_models.py
+
+# One classifier in PyTorch, JAX and TensorFlow, exported and run by `rml run`:
+# prints the table of pairwise differences (all within 1e-5).
+infer-example: venv build
+	$(PYTHON) tools/infer_example.py --rml $(BUILD_DIR)/rml
 
 # Re-exports every tiny zoo model by every route into testdata/ (unchanged when
 # nothing changed, on any CPU: see tools/make_fixtures.py); the golden tests read them.
