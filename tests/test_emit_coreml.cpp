@@ -213,7 +213,7 @@ TEST_CASE("every registry op lowers to CoreML; dilated pools, dilated run-time-w
   const ValueId x = b.input("x", TensorType{DType::f32, {1, 2, 6, 6}});
   b.output("p", b.op(MaxPool2d{.kernel = {2, 2}, .strides = {1, 1}, .dilations = {2, 2}}, {x}));
   b.output("c", b.op(Conv2d{.dilations = {2, 1}}, {x, b.input("w", TensorType{DType::f32, {3, 2, 2, 2}})}));
-  b.output("e", b.op(Slice{.axes = {0}, .starts = {1}, .ends = {1}}, {x}));
+  b.output("e", b.op(Slice{.axes = {0}, .starts = {1}, .ends = {1}, .steps = {1}}, {x}));
   const auto found = Converters::preflight("coreml", b.graph());
   REQUIRE(found.size() == 3);
   CHECK(found[0].reason == "coreml: MIL pools have no dilation");

@@ -19,10 +19,19 @@ width (the enums are declared beside them for their names and values); enums are
 declared as `int` (a field's width is its own); `Buffer.data` keeps the official
 schema's `force_align: 16`, which the Python generator drops.
 
+The C++ builders and Verifier (include/rml/emit/tflite/schema_generated.h) are
+flatc's output for the part of the schema the converter builds
+(third_party/tflite/schema_converter.fbs: the option tables it creates, at their
+union values in the full schema), not for all of it: flatc's C++ for the whole
+schema is 13.9k lines (516 KB) that every translation unit including rml/rml.hpp
+compiled. The full schema stays in third_party/tflite/schema.fbs (for `flatc
+--json` on any .tflite file).
+
 usage:
-    python tools/tflite_schema.py            # rewrite third_party/tflite/schema.fbs
+    python tools/tflite_schema.py            # rewrite third_party/tflite/schema.fbs,
+                                             # third_party/tflite/schema_converter.fbs
                                              # and include/rml/emit/tflite/schema_generated.h
-    python tools/tflite_schema.py --check    # fail if either differs from what would be written
+    python tools/tflite_schema.py --check    # fail if any differs from what would be written
 """
 from __future__ import annotations
 
@@ -37,6 +46,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA = os.path.join(ROOT, "third_party", "tflite", "schema.fbs")
+CONVERTER_SCHEMA = os.path.join(ROOT, "third_party", "tflite", "schema_converter.fbs")
 HEADER = os.path.join(ROOT, "include", "rml", "emit", "tflite", "schema_generated.h")
 PACKAGE = "ai-edge-litert"
 
@@ -187,8 +197,8 @@ class Recovered:
         return roots[0]
 
 
-def schema_text(recovered: Recovered, version: str) -> str:
-    out = [
+def schema_text(recovered, version: str, note: tuple[str, ...] = ()) -> str:
+    out = [*note,
         f"// The TFLite (LiteRT) schema, recovered by tools/tflite_schema.py from",
         f"// ai_edge_litert/schema_py_generated.py of the {PACKAGE} {version} package (flatc's",
         "// Python output of TensorFlow's tensorflow/compiler/mlir/lite/schema/schema.fbs).",
@@ -230,6 +240,46 @@ def schema_text(recovered: Recovered, version: str) -> str:
     return "\n".join(out)
 
 
+# The converter's sources: the option tables they build are the union members the
+# C++ header keeps.
+CONVERTER_SOURCES = [os.path.join(ROOT, "include", "rml", "emit", "tflite", name)
+                     for name in ("context.hpp", "lowerings.hpp", "tflite.hpp")]
+OPTION_UNIONS = ("BuiltinOptions", "BuiltinOptions2")
+
+
+class Subset:
+    """The part of a recovered schema rml's converter builds: every table reachable
+    from the root, where the operator-options unions keep only the option tables the
+    converter creates, at their own union values (so the bytes are the full schema's).
+    flatc's C++ for the whole schema is 13.9k lines; for this, a fraction."""
+
+    def __init__(self, full: Recovered, used: set[str]):
+        self.enums, self.identifier, self._root = full.enums, full.identifier, full.root_table()
+        self.unions = {name: [(m, v) for m, v in members if name not in OPTION_UNIONS or m in used]
+                       for name, members in full.unions.items()}
+        self.tables, pending = {}, [self._root]
+        while pending:
+            table = pending.pop()
+            if table in self.tables:
+                continue
+            self.tables[table] = full.tables[table]
+            for field in filter(None, full.tables[table][1].values()):
+                for word in re.findall(r"\w+", field[1]):
+                    if word in full.tables:
+                        pending.append(word)
+                    elif word in self.unions:
+                        pending += [m for m, _ in self.unions[word]]
+
+    def root_table(self) -> str:
+        return self._root
+
+
+def used_option_tables() -> set[str]:
+    """The tables the converter creates (`tflite::CreateXOptions(...)`)."""
+    text = "".join(open(path).read() for path in CONVERTER_SOURCES)
+    return set(re.findall(r"tflite::Create(\w+Options)\b", text))
+
+
 def generated_header(schema: str) -> str:
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "schema.fbs")
@@ -247,10 +297,16 @@ def main() -> int:
     from ai_edge_litert import schema_py_generated  # the pinned interpreter package
 
     version = importlib.metadata.version(PACKAGE)
-    schema = schema_text(Recovered(schema_py_generated), version)
-    header = generated_header(schema)
+    recovered = Recovered(schema_py_generated)
+    schema = schema_text(recovered, version)
+    converter_schema = schema_text(Subset(recovered, used_option_tables()), version, (
+        "// The part of schema.fbs that rml's TFLite converter builds (tools/tflite_schema.py's",
+        "// Subset): the operator-options unions keep the option tables the converter creates, at",
+        "// their values in the full schema; include/rml/emit/tflite/schema_generated.h is flatc's",
+        "// C++ for this file.", "//"))
+    header = generated_header(converter_schema)
     status = 0
-    for path, text in ((SCHEMA, schema), (HEADER, header)):
+    for path, text in ((SCHEMA, schema), (CONVERTER_SCHEMA, converter_schema), (HEADER, header)):
         if args.check:
             current = open(path).read() if os.path.exists(path) else None
             if current != text:

@@ -100,7 +100,7 @@ struct Dot {
       std::visit([&](const auto& op) { Lowering<Dot, std::decay_t<decltype(op)>>::lower(context, graph.nodes[n], op); },
                  graph.nodes[n].op);
     const std::size_t nodes = context.nodes();
-    return {context.finish(), std::string(content_type), std::nullopt, nodes};
+    return {context.finish(), std::string(content_type), std::nullopt, nodes, {}};
   }
 };
 

@@ -29,7 +29,7 @@ struct Onnx {
     // an earlier output) is copied under its own.
     for (const NamedValue& out : graph.outputs)
       if (context.name(out.value) != out.name) context.copy(context.name(out.value), out.name);
-    return {model_bytes(graph, context), std::string(content_type), sidecar(context), context.nodes().size()};
+    return {model_bytes(graph, context), std::string(content_type), sidecar(context), context.nodes().size(), {}};
   }
 
  private:

@@ -22,7 +22,7 @@ struct Tflite {
     tfl::Context context(graph);
     lower_nodes<Tflite>(context, graph, order);
     std::string bytes = context.finish();
-    return {std::move(bytes), std::string(content_type), std::nullopt, context.operator_count()};
+    return {std::move(bytes), std::string(content_type), std::nullopt, context.operator_count(), {}};
   }
 };
 

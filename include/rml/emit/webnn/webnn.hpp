@@ -38,7 +38,7 @@ struct WebNN {
     const std::string sidecar_name = options.sidecar_file_name.empty() ? options.model_file_name + ".bin" : options.sidecar_file_name;
     std::optional<Sidecar> sidecar;
     if (!c.sidecar().empty()) sidecar = Sidecar{sidecar_name, c.sidecar()};
-    return {module(graph, c, sidecar ? sidecar_name : ""), std::string(content_type), std::move(sidecar), calls(c.body())};
+    return {module(graph, c, sidecar ? sidecar_name : ""), std::string(content_type), std::move(sidecar), calls(c.body()), {}};
   }
 
  private:
