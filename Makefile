@@ -160,7 +160,7 @@ docs: ops-doc venv
 # Times one translation unit that includes rml/rml.hpp and runs a graph.
 compile-time: deps
 	@echo "g++ -O2 -c tools/rml_cli.cpp:"
-	@bash -c 'time g++ -std=c++20 -O2 -Iinclude -I/usr/include/eigen3 -c tools/rml_cli.cpp -o /dev/null'
+	@bash -c 'time g++ -std=c++20 -O2 -Iinclude -c tools/rml_cli.cpp -o /dev/null'
 	@echo "g++ -O2 -c tests/compile_run_only.cpp (rml/run.hpp only):"
 	@bash -c 'time g++ -std=c++20 -O2 -march=native -mno-avx512f -Iinclude -c tests/compile_run_only.cpp -o /dev/null'
 

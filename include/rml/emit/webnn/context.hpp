@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "rml/emit/contract.hpp"
+#include "rml/ir/op_json.hpp"  // Json
 
 namespace rml::emit::webnn {
 
