@@ -174,8 +174,8 @@ class Pieces:
     def _rows(self, I, value, offset, count):
         if offset == 0 and count == I.shape(value)[self.axis]:
             return value
-        if _is_numpy(value):
-            return np.take(value, range(offset, offset + count), axis=self.axis)
+        if _is_numpy(value):  # a view: an index list would hold `count` entries, even for empty rows
+            return value[(slice(None),) * self.axis + (slice(offset, offset + count),)]
         return I.op("slice", [value], {"axes": [self.axis], "starts": [offset], "ends": [offset + count]})
 
     def read(self, I, begin: int, size: int):

@@ -202,3 +202,33 @@ def test_a_huge_convolution_dimension_number_is_refused_before_jaxlib_parses_it(
     (y,) = export(text.replace("2147483647", "1").replace("\ufffd", "["), None, inputs).evaluate(
         {"input.0": inputs[0], "input.1": inputs[1]}).values()
     assert y.shape == (1, 1, 2, 2)
+
+
+def test_a_loop_updating_rows_of_an_empty_constant_with_a_huge_axis_exports_at_once(tmp_path):
+    """A fuzz finding (MemoryError): a loop writing rows of a [2^40, 0] constant left it
+    in pieces, and joining them took the rows by an index list of 2^40 entries. The
+    rows are taken as a view now; the graph must export, write and run."""
+    text = '''module @m {
+  func.func public @main(%arg0: tensor<1x0xf32>) -> tensor<1099511627776x0xf32> {
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %two = stablehlo.constant dense<2> : tensor<i32>
+    %cst = stablehlo.constant dense<0.0> : tensor<f32>
+    %rows = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<1099511627776x0xf32>
+    %0:2 = stablehlo.while(%i = %zero, %acc = %rows) : tensor<i32>, tensor<1099511627776x0xf32>
+    cond {
+      %c = stablehlo.compare LT, %i, %two, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %u = stablehlo.dynamic_update_slice %acc, %arg0, %i, %zero : (tensor<1099511627776x0xf32>, tensor<1x0xf32>, tensor<i32>, tensor<i32>) -> tensor<1099511627776x0xf32>
+      %n = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %n, %u : tensor<i32>, tensor<1099511627776x0xf32>
+    }
+    return %0#1 : tensor<1099511627776x0xf32>
+  }
+}'''
+    x = np.zeros((1, 0), np.float32)
+    builder = export(text, None, [x])
+    builder.write(str(tmp_path / "m.json"))
+    (y,) = rml.load(str(tmp_path / "m.json")).run({"input.0": x}).values()
+    assert y.shape == (2**40, 0)
