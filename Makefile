@@ -36,7 +36,7 @@ $(VENV)/.installed: requirements-test.txt
 PYTHON_PACKAGE_SOURCES := $(wildcard python/*.toml python/*.txt python/src/*.cpp) \
                           $(shell find include -name '*.hpp')
 $(VENV)/.rml-package: $(VENV)/.installed $(PYTHON_PACKAGE_SOURCES)
-	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PYTHON) -m pip install --quiet --disable-pip-version-check -e ./python
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PYTHON) -m pip install --quiet --disable-pip-version-check --config-settings=cmake.define.RML_NATIVE=ON -e ./python
 	touch $@
 
 venv: deps $(VENV)/.installed $(VENV)/.rml-package
