@@ -21,9 +21,9 @@ cp "$root/single_include/rml/run.hpp" "$work/vendor/rml/"
 
 for cxx in "$@"; do
   for consumer in find_package fetch_content single_header; do
-    build=$work/$cxx/$consumer
-    mkdir -p "$work/$cxx"
-    echo "== $consumer with $cxx"
+    build=$work/$(basename "$cxx")/$consumer
+    mkdir -p "$(dirname "$build")"
+    echo "== $consumer with $cxx ($("$cxx" --version | head -1))"
     cmake -S "$root/examples/consumer/$consumer" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$work/prefix" -DRML_CHECKOUT="$root" -DRML_VENDOR_DIR="$work/vendor" >"$build.log" 2>&1 \
       || { cat "$build.log"; exit 1; }

@@ -87,7 +87,8 @@ Op parse_attributes(const Json& attrs) {
     op.*field.member = attribute_from_json<T>(*it, field.name);
   });
   if (known != attrs.size()) {
-    for (const auto& [key, value] : attrs.items()) {
+    for (const auto& item : attrs.items()) {
+      const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture one
       bool declared = false;
       for_each_field<Op>([&](const auto& field) { declared = declared || field.name == key; });
       if (!declared) fail(ErrorCode::invalid_attribute, "unknown attribute '", key, "'");
