@@ -157,12 +157,16 @@ docs: ops-doc venv
 	$(BUILD_DIR)/rml dot testdata/torch_transformer_block.json -o docs/images/transformer_block.dot
 	dot -Tsvg docs/images/transformer_block.dot -o docs/images/transformer_block.svg
 
-# Times one translation unit that includes rml/rml.hpp and runs a graph.
+# Times the translation units a consumer compiles (g++ -O2, one job): the
+# rml program, an umbrella consumer, a run-only one, and split mode's two
+# kinds of file (rml/core/split.hpp). Figures in the README.
+COMPILE_TIME = bash -c 'TIMEFORMAT="%6R s  $$*"; time g++ -std=c++20 -O2 -Iinclude -c "$$@" -o /dev/null' _
 compile-time: deps
-	@echo "g++ -O2 -c tools/rml_cli.cpp:"
-	@bash -c 'time g++ -std=c++20 -O2 -Iinclude -c tools/rml_cli.cpp -o /dev/null'
-	@echo "g++ -O2 -c tests/compile_run_only.cpp (rml/run.hpp only):"
-	@bash -c 'time g++ -std=c++20 -O2 -march=native -mno-avx512f -Iinclude -c tests/compile_run_only.cpp -o /dev/null'
+	@$(COMPILE_TIME) tools/rml_cli.cpp
+	@$(COMPILE_TIME) tests/compile_single_header.cpp
+	@$(COMPILE_TIME) tests/compile_run_only.cpp
+	@$(COMPILE_TIME) -DRML_SPLIT tests/compile_run_only.cpp
+	@$(COMPILE_TIME) -DRML_SPLIT examples/consumer/split/rml_implementation.cpp
 
 clean:
 	rm -rf $(BUILD_DIR)

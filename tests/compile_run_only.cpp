@@ -1,7 +1,8 @@
 // A run-only consumer: loads a model and runs it through the executor,
 // including nothing but rml/run.hpp (no xtensor, no reference kernels).
 // Built by the test suite so the header stays self-sufficient, and timed by
-// `make compile-time`.
+// `make compile-time`, header-only and as a split-mode file (-DRML_SPLIT,
+// which sees declarations only).
 #include <iostream>
 
 #include "rml/run.hpp"
@@ -15,7 +16,7 @@ int main(int argc, char** argv) {
     const rml::Model model = rml::load(argv[1]);
     rml::Executor executor(model, {.threads = 1});
     rml::TensorMap inputs;
-    for (const rml::NamedValue& in : model.graph().inputs) inputs.emplace(in.name, rml::Tensor(model.graph().type(in.value)));
+    for (const rml::TensorSpec& in : model.inputs()) inputs.emplace(in.name, rml::Tensor(in.type));
     for (const auto& [name, tensor] : executor.run(inputs)) std::cout << name << ": " << rml::to_string(tensor.type()) << "\n";
     return 0;
   } catch (const rml::Error& e) {

@@ -9,7 +9,10 @@ Only rml's own includes (`#include "rml/..."`) are inlined; system and
 third-party includes (the standard library, nlohmann/json, xtensor, flatbuffers)
 stay as they are. A header with `#pragma once` is inlined where it is first
 included and dropped after; one without (exec/simd_lanes.inl, included once per
-instruction set) is inlined every time, as the preprocessor would.
+instruction set) is inlined every time, as the preprocessor would. A header
+first inlined inside a conditional block (split mode's `#ifndef
+RML_DECLARATIONS_ONLY`) and wanted again where that condition need not hold is
+an error: dropping the second copy would drop the header under that condition.
 """
 from __future__ import annotations
 
@@ -25,23 +28,41 @@ HEADERS = ("rml.hpp", "run.hpp")
 
 RML_INCLUDE = re.compile(r'^\s*#\s*include\s+"(rml/[^"]+)"\s*(//.*)?$')
 PRAGMA_ONCE = re.compile(r"^\s*#\s*pragma\s+once\s*$")
+CONDITIONAL = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b")
 
 
-def inline(path: str, seen: set[str], out: list[str]) -> None:
+def inline(path: str, seen: dict[str, tuple[str, ...]], out: list[str], conditions: tuple[str, ...] = ()) -> None:
+    """Appends `path`, its rml includes inlined, to `out`. `seen` maps each header
+    inlined so far to the conditional directives it was inlined inside (the
+    same directive in two files is the same condition)."""
     source = (INCLUDE / path).read_text()
     once = any(PRAGMA_ONCE.match(line) for line in source.splitlines())
     if once and path in seen:
+        first = seen[path]
+        if conditions[: len(first)] != first:
+            raise SystemExit(f"amalgamate: {path} is first included under {' / '.join(first)} and again where that "
+                             "need not hold; include it before the conditional block")
         return
-    seen.add(path)
+    seen[path] = conditions
+    local: list[str] = []  # this file's open conditional blocks
     out.append(f"// ---- begin {path} ----\n")
     for line in source.splitlines(keepends=True):
         if PRAGMA_ONCE.match(line):
             continue
+        conditional = CONDITIONAL.match(line)
+        if conditional:
+            kind = conditional.group(1)
+            if kind in ("if", "ifdef", "ifndef"):
+                local.append(line.strip())
+            elif kind == "endif":
+                local.pop()
+            else:  # elif / else: a different condition in the same block
+                local[-1] = f"{local[-1]} ({line.strip()})"
         included = RML_INCLUDE.match(line)
         if included:
             if not (INCLUDE / included.group(1)).is_file():
                 raise SystemExit(f"amalgamate: {path} includes {included.group(1)}, which is not in include/")
-            inline(included.group(1), seen, out)
+            inline(included.group(1), seen, out, conditions + tuple(local))
         elif '#include "rml/' in line or "#include <rml/" in line:
             raise SystemExit(f"amalgamate: {path}: an rml include this tool cannot read: {line.strip()}")
         else:
@@ -55,7 +76,7 @@ def single_header(name: str) -> str:
            "// It still needs its third-party headers: nlohmann/json"
            + (", xtensor and flatbuffers" if name == "rml.hpp" else "") + ".\n"
            "#pragma once\n"]
-    inline(f"rml/{name}", set(), out)
+    inline(f"rml/{name}", {}, out)
     return "".join(out)
 
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Builds and runs the three downstream consumers of rml against this checkout,
+# Builds and runs the downstream consumers of rml against this checkout,
 # with each C++ compiler given (default: g++), in WORK (a scratch folder):
 #   find_package   - rml installed by `cmake --install` into WORK/prefix
 #   fetch_content  - FetchContent pointed at this checkout
 #   single_header  - only single_include/rml/run.hpp, copied into WORK/vendor
+#   split          - split mode (RML_SPLIT), on the installed tree and on the
+#                    single header: one file compiles rml, the other sees
+#                    declarations only
 # usage: examples/consumer/build_and_run.sh WORK [COMPILER...]   (ctest: consumers)
 set -euo pipefail
 work=$1
@@ -20,15 +23,16 @@ cmake --install "$work/rml-build" --prefix "$work/prefix" >>"$work/install.log"
 cp "$root/single_include/rml/run.hpp" "$work/vendor/rml/"
 
 for cxx in "$@"; do
-  for consumer in find_package fetch_content single_header; do
+  for consumer in find_package fetch_content single_header split; do
     build=$work/$(basename "$cxx")/$consumer
     mkdir -p "$(dirname "$build")"
     echo "== $consumer with $cxx ($("$cxx" --version | head -1))"
     cmake -S "$root/examples/consumer/$consumer" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$work/prefix" -DRML_CHECKOUT="$root" -DRML_VENDOR_DIR="$work/vendor" >"$build.log" 2>&1 \
       || { cat "$build.log"; exit 1; }
-    cmake --build "$build" >>"$build.log" 2>&1 || { cat "$build.log"; exit 1; }
+    cmake --build "$build" -j 2 >>"$build.log" 2>&1 || { cat "$build.log"; exit 1; }
     "$build/check_tiny_net" "$model"
+    [ "$consumer" != split ] || "$build/check_tiny_net_single_header" "$model"
   done
 done
 echo "consumers: all built and exact"

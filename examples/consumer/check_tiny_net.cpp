@@ -1,6 +1,6 @@
-// A downstream program, the same source in all three consumer projects: it
+// A downstream program, the same source in every consumer project: it
 // includes rml/run.hpp however the project gets it (an installed package,
-// FetchContent, or the vendored single header), loads the tiny_net export
+// FetchContent, the vendored single header; header-only or in split mode), loads the tiny_net export
 // given on the command line (examples/tiny_net/torch.json), runs it, and
 // requires the exact output (examples/tiny_net/expected.hpp).
 #include <rml/run.hpp>

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <new>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "rml/core/dtype.hpp"
@@ -123,5 +125,8 @@ class Tensor {
   std::int64_t count_ = 1;
   std::unique_ptr<std::byte[], AlignedDelete> data_ = nullptr;
 };
+
+/// Tensors by name: a run's inputs and outputs.
+using TensorMap = std::map<std::string, Tensor>;
 
 }  // namespace rml

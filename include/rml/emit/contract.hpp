@@ -103,7 +103,7 @@ inline std::string value_name(const Graph& graph, ValueId id) {
 template <class Backend>
 void lower_nodes(typename Backend::Context& context, const Graph& graph, const std::vector<std::size_t>& order) {
   for (std::size_t n : order)
-    std::visit(
+    visit_op(
         [&](const auto& op) {
           using Op = std::decay_t<decltype(op)>;
           if constexpr (Lowers<Backend, Op>) Lowering<Backend, Op>::lower(context, graph.nodes[n], op);
@@ -118,7 +118,7 @@ std::vector<Unsupported> preflight(const Graph& graph) {
   std::vector<Unsupported> found;
   for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
-    const std::string reason = std::visit(
+    const std::string reason = visit_op(
         [&](const auto& op) -> std::string {
           using Op = std::decay_t<decltype(op)>;
           if constexpr (!Lowers<Backend, Op>)

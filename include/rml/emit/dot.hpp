@@ -97,7 +97,7 @@ struct Dot {
   static ConvertedModel convert(const Graph& graph, const ConvertOptions&) {
     dot::Context context(graph);
     for (std::size_t n : validate(graph))
-      std::visit([&](const auto& op) { Lowering<Dot, std::decay_t<decltype(op)>>::lower(context, graph.nodes[n], op); },
+      visit_op([&](const auto& op) { Lowering<Dot, std::decay_t<decltype(op)>>::lower(context, graph.nodes[n], op); },
                  graph.nodes[n].op);
     const std::size_t nodes = context.nodes();
     return {context.finish(), std::string(content_type), std::nullopt, nodes, {}};

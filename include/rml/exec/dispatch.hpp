@@ -55,7 +55,7 @@ static_assert(KernelCoverage<Registry>::complete);
 
 /// The block function of an elementwise op for these input types.
 inline BlockFn block_function(const AnyOp& op, const Types& inputs) {
-  return std::visit(
+  return visit_op(
       [&](const auto& o) -> BlockFn {
         using Op = std::decay_t<decltype(o)>;
         if constexpr (is_elementwise<Op>) return BlockFor<Op>::function(o, inputs);
@@ -69,7 +69,7 @@ inline BlockFn block_function(const AnyOp& op, const Types& inputs) {
 /// TakesEpilogue are handed one.
 inline std::unique_ptr<Kernel> make_kernel(const PlanContext& ctx, const Node& node,
                                            std::optional<ElementwiseGroup> epilogue = std::nullopt) {
-  return std::visit(
+  return visit_op(
       [&](const auto& op) -> std::unique_ptr<Kernel> {
         using Op = std::decay_t<decltype(op)>;
         if constexpr (is_elementwise<Op>) {

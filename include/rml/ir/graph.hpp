@@ -172,8 +172,6 @@ struct ValidGraph {
   std::vector<std::size_t> order;
 };
 
-using TensorMap = std::map<std::string, Tensor>;
-
 /// Checks that `inputs` supplies every graph input, with its declared type,
 /// and nothing else.
 inline void check_inputs(const Graph& graph, const TensorMap& inputs) {

@@ -124,7 +124,12 @@ inline nlohmann::json parse_json_strict(std::string_view text, const std::string
   nlohmann::json result;
   json_detail::StrictDomBuilder builder(result, what, max_depth);
   try {
-    nlohmann::json::sax_parse(text.begin(), text.end(), &builder);
+    // nlohmann's own sax_parse chooses the text or a binary reader at run
+    // time, so it compiles the CBOR/MessagePack/BSON/UBJSON readers too
+    // (seconds of every consumer's build); the text parser alone is enough.
+    auto input = nlohmann::detail::input_adapter(text.begin(), text.end());
+    nlohmann::detail::parser<nlohmann::json, decltype(input)>(std::move(input), nullptr, true, false)
+        .sax_parse(&builder, true);
   } catch (const nlohmann::json::exception& e) {
     fail(ErrorCode::json_syntax, what, " is not valid JSON: ", e.what());
   }

@@ -107,8 +107,8 @@ inline AnyOp op_from_json(std::string_view name, const Json& attrs) {
     fail(ErrorCode::invalid_attribute, "op '", name, "': attributes must be a JSON object");
   const Json& object = attrs.is_null() ? Json::object() : attrs;
   try {
-    return std::visit(
-        [&](const auto& o) -> AnyOp { return detail::parse_attributes<std::decay_t<decltype(o)>>(object); },
+    return visit_op(
+        [&](const auto& o) -> AnyOp { return as_any_op(detail::parse_attributes<std::decay_t<decltype(o)>>(object)); },
         op);
   } catch (...) {
     rethrow_with_context("op '", name, "'");
@@ -117,7 +117,7 @@ inline AnyOp op_from_json(std::string_view name, const Json& attrs) {
 
 /// Every attribute, defaults included, so a file says exactly what ran.
 inline Json op_attributes_json(const AnyOp& op) {
-  return std::visit(
+  return visit_op(
       [](const auto& o) {
         Json out = Json::object();
         for_each_field<std::decay_t<decltype(o)>>(

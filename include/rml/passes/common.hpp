@@ -9,7 +9,7 @@ namespace rml::passes {
 
 /// Binary, comparison and select ops: elementwise with NumPy broadcasting.
 inline bool is_broadcasting(const AnyOp& op) {
-  return std::visit(
+  return visit_op(
       [](const auto& o) {
         using Op = std::decay_t<decltype(o)>;
         return is_elementwise<Op> && Op::arity.min >= 2;
@@ -18,7 +18,7 @@ inline bool is_broadcasting(const AnyOp& op) {
 }
 
 inline bool is_elementwise_op(const AnyOp& op) {
-  return std::visit([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
+  return visit_op([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
 }
 
 inline std::int64_t normalize_axis(std::int64_t axis, std::size_t rank) {

@@ -48,7 +48,7 @@ inline std::vector<Tensor> evaluate_op(const AnyOp& op, std::span<const Tensor* 
   // for 2^60 steps; empty outputs need none.
   if (nothing_to_compute(op, output_types)) return outputs;
   try {
-    std::visit([&](const auto& o) { ref::reference(o, ref::Inputs(inputs), outputs); }, op);
+    visit_op([&](const auto& o) { ref::reference(o, ref::Inputs(inputs), outputs); }, op);
   } catch (...) {
     rethrow_with_context("op '", op_name(op), "'");
   }

@@ -134,7 +134,7 @@ struct BlockFor<Cast> {
 };
 
 inline bool is_elementwise_op(const AnyOp& op) {
-  return std::visit([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
+  return visit_op([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
 }
 
 /// One or more elementwise ops evaluated together over one output shape.
