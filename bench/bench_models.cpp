@@ -204,6 +204,19 @@ ModelSpec conv_model(std::int64_t batch, std::int64_t channels, std::int64_t siz
           }};
 }
 
+/// One 3x3 pad-1 depthwise conv + bias + relu (a mobile net's block):
+/// [N, C, S, S] -> [N, C, S/stride, S/stride].
+ModelSpec depthwise_model(std::int64_t batch, std::int64_t channels, std::int64_t size, std::int64_t stride) {
+  return {"depthwise/" + std::to_string(batch) + "x" + std::to_string(channels) + "x" + std::to_string(size) + "/s" +
+              std::to_string(stride),
+          [=](Builder& b) {
+            const ValueId w = weight(b, {channels, 1, 3, 3}, 320, 1.0f / 3);
+            const rml::Conv2d op{.strides = {stride, stride}, .pads = {1, 1, 1, 1}, .groups = channels};
+            const ValueId x = input(b, "x", {batch, channels, size, size});
+            b.output("y", b.op(rml::Relu{}, {b.op(op, {x, w, weight(b, {channels}, 321, 0.1f)})}));
+          }};
+}
+
 /// sdpa on q, k, v [1, 4, 64, 64] (seq 64, model dim 256, 4 heads).
 ModelSpec sdpa_model(bool causal) {
   return {causal ? "sdpa/causal" : "sdpa/full", [=](Builder& b) {
@@ -328,6 +341,23 @@ BENCHMARK(BM_conv3x3)->Apply([](benchmark::internal::Benchmark* b) {
       b->Args({n, 3, 32, 32, t});
       b->Args({n, 64, 16, 64, t});
     }
+  b->UseRealTime()->Unit(benchmark::kMicrosecond);
+});
+
+void BM_depthwise3x3(benchmark::State& state) {
+  const std::int64_t batch = state.range(0), channels = state.range(1), size = state.range(2), stride = state.range(3);
+  const int threads = static_cast<int>(state.range(4));
+  run_loop(state, prepare(depthwise_model(batch, channels, size, stride), threads));
+  const double out = double((size - 1) / stride + 1);
+  flop_counters(state, 2.0 * batch * channels * 9.0 * out * out, threads);
+}
+BENCHMARK(BM_depthwise3x3)->Apply([](benchmark::internal::Benchmark* b) {
+  b->ArgNames({"batch", "C", "HW", "stride", "threads"});
+  for (int t : {1, 2}) {
+    b->Args({1, 32, 112, 1, t});
+    b->Args({1, 64, 112, 2, t});
+    b->Args({1, 256, 14, 1, t});
+  }
   b->UseRealTime()->Unit(benchmark::kMicrosecond);
 });
 

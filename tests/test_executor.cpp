@@ -865,7 +865,7 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image gives the packe
       {1, 16, 32, 14, 14, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},   // the bench cnn's second conv
       {2, 3, 13, 9, 31, 3, 3, {0, 2, 1, 0}, {1, 1}, 1},     // rows past a micro-tile, lopsided pads
       {1, 4, 6, 11, 6, 3, 2, {2, 1, 2, 1}, {2, 3}, 2},      // dilation, groups
-      {3, 6, 6, 7, 5, 3, 3, {1, 1, 1, 1}, {1, 1}, 6},       // depthwise
+      {3, 6, 12, 7, 5, 3, 3, {1, 1, 1, 1}, {1, 1}, 6},      // two outputs per group (depthwise: its own kernel)
       {1, 40, 8, 8, 40, 1, 1, {0, 0, 0, 0}, {1, 1}, 1},     // 1x1
       {1, 300, 7, 5, 5, 3, 1, {1, 0, 1, 0}, {1, 1}, 1},     // depth over one k-block (900)
       {1, 5, 1, 1, 3, 1, 3, {2, 4, 2, 7}, {1, 5}, 1},       // the last row's wasted columns read 10 floats past the image (fuzz_op)
@@ -898,6 +898,76 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image gives the packe
     }
     CAPTURE(to_string(Shape{c.n, c.c, c.h, c.w}));
     CHECK(std::memcmp(results[0].at("y").raw(), results[1].at("y").raw(), results[0].at("y").bytes()) == 0);
+  }
+}
+
+TEST_CASE("a depthwise conv2d gives the bits of one single-channel conv per channel") {
+  // groups = C = O takes the depthwise kernel; slicing each channel out and
+  // convolving it alone (groups 1, one input and one output channel) takes
+  // the direct or the packed-columns GEMM path. Each output element is the
+  // same fma chain over the taps either way, padding taps included.
+  Rng rng(37);
+  struct Case {
+    std::int64_t n, c, h, w, kh, kw;
+    Ints strides, pads, dilations;
+  };
+  const std::vector<Case> cases{
+      {1, 32, 14, 14, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}},  // a mobile net's 3x3, stride 1
+      {2, 5, 15, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}},   // stride 2, an even width
+      {1, 3, 9, 31, 5, 5, {1, 1}, {2, 0, 2, 3}, {1, 1}},    // 5x5, lopsided pads, rows past 16 lanes
+      {1, 4, 11, 13, 3, 2, {3, 2}, {0, 2, 1, 0}, {2, 3}},   // strides and dilations on both axes
+      {3, 2, 1, 40, 1, 3, {1, 5}, {0, 0, 0, 0}, {1, 1}},    // one row; a stride past the window
+      {1, 2, 2, 2, 1, 1, {7, 9}, {0, 0, 0, 0}, {1, 1}},     // strides wider than the plane
+  };
+  for (const Case& c : cases) {
+    Conv2d op;
+    op.strides = c.strides;
+    op.pads = c.pads;
+    op.dilations = c.dilations;
+    const Tensor x = uniform(rng, {c.n, c.c, c.h, c.w}, -1, 1);
+    const Tensor w = conv_weight(rng, {c.c, 1, c.kh, c.kw});
+    const Tensor bias = uniform(rng, {c.c}, -1, 1);
+    CAPTURE(to_string(Shape{c.n, c.c, c.h, c.w}));
+    CAPTURE(to_string(c.strides));
+    for (const bool weight_input : {false, true}) {
+      for (const bool with_bias : {false, true}) {
+        Builder depthwise, per_channel;
+        for (Builder* b : {&depthwise, &per_channel}) {
+          const auto xv = b->input("x", x);
+          const auto wv = weight_input ? b->input("w", w) : b->constant(w);
+          const std::optional<ValueId> bv = with_bias ? std::optional(b->constant(bias)) : std::nullopt;
+          ValueId y;
+          if (b == &depthwise) {
+            Conv2d grouped = op;
+            grouped.groups = c.c;
+            std::vector<ValueId> in{xv, wv};
+            if (bv) in.push_back(*bv);
+            y = b->op(grouped, in);
+          } else {
+            std::vector<ValueId> planes;
+            for (std::int64_t ch = 0; ch < c.c; ++ch) {
+              auto one = [&](ValueId v) { return b->op(Slice{.axes = {0}, .starts = {ch}, .ends = {ch + 1}, .steps = {}}, {v}); };
+              auto one_x = b->op(Slice{.axes = {1}, .starts = {ch}, .ends = {ch + 1}, .steps = {}}, {xv});
+              std::vector<ValueId> in{one_x, one(wv)};
+              if (bv) in.push_back(one(*bv));
+              planes.push_back(b->op(op, in));
+            }
+            y = b->op(Concat{.axis = 1}, planes);
+          }
+          b->output("y", b->op(Relu{}, {y}));
+        }
+        TensorMap inputs{{"x", x}};
+        if (weight_input) inputs.emplace("w", w);
+        const Tensor expected = Executor(Model(per_channel.graph()), {1, false}).run(inputs).at("y");
+        for (const bool fuse : {false, true})
+          for (const int threads : {1, 2}) {
+            const Executor executor(Model(depthwise.graph()), {threads, fuse});
+            CHECK(executor.describe().find("conv2d depthwise") != std::string::npos);
+            const Tensor got = executor.run(inputs).at("y");
+            CHECK(std::memcmp(got.raw(), expected.raw(), expected.bytes()) == 0);
+          }
+      }
+    }
   }
 }
 

@@ -32,9 +32,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <new>
 #include <span>
+#include <string>
 #include <vector>
 
 // ---- begin rml/core/dtype.hpp ----
@@ -462,6 +464,9 @@ class Tensor {
   std::unique_ptr<std::byte[], AlignedDelete> data_ = nullptr;
 };
 
+/// Tensors by name: a run's inputs and outputs.
+using TensorMap = std::map<std::string, Tensor>;
+
 }  // namespace rml
 // ---- end rml/core/tensor.hpp ----
 // ---- begin rml/registry.hpp ----
@@ -473,6 +478,8 @@ class Tensor {
 #include <concepts>
 #include <optional>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <variant>
 
 // ---- begin rml/ops/attention.hpp ----
@@ -1604,7 +1611,8 @@ struct OpList {
 
   /// The op with this name, its attributes at their defaults.
   static Variant make(std::string_view name) {
-    static constexpr std::array<Variant (*)(), size> makers{[]() -> Variant { return Ops{}; }...};
+    static constexpr std::array<Variant (*)(), size> makers{
+        []() -> Variant { return Variant(std::in_place_type<Ops>); }...};
     const auto index = find(name);
     if (!index) throw ExportError(ErrorCode::unknown_op, detail::concat("unknown op '", name, "'"));
     return makers[*index]();
@@ -1633,19 +1641,43 @@ using Registry = OpList<
 
 using AnyOp = Registry::Variant;
 
+/// std::visit for the op variant: calls fn with the op `op` holds, through one
+/// flat table of function pointers. libstdc++'s std::visit generates its table
+/// by recursive instantiation at every call site, which took a third of a
+/// consumer's compile time with 54 ops.
+template <class Fn, class Op>
+  requires std::same_as<std::remove_cvref_t<Op>, AnyOp>
+decltype(auto) visit_op(Fn&& fn, Op&& op) {
+  using Held = std::remove_reference_t<Op>;  // AnyOp or const AnyOp
+  return [&]<std::size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
+    using Result = decltype(fn(*std::get_if<0>(&op)));
+    using Entry = Result (*)(Fn&, Held&);
+    static constexpr Entry table[] = {+[](Fn& f, Held& held) -> Result { return f(*std::get_if<I>(&held)); }...};
+    return table[op.index()](fn, op);
+  }(std::make_index_sequence<Registry::size>{});
+}
+
+/// `op` as an AnyOp. Constructing in place names the alternative directly;
+/// the variant's converting constructor resolves an overload set of every op
+/// for each op type converted, quadratic work for the compiler.
+template <class Op>
+AnyOp as_any_op(Op&& op) {
+  return AnyOp(std::in_place_type<std::remove_cvref_t<Op>>, std::forward<Op>(op));
+}
+
 inline std::string_view op_name(const AnyOp& op) {
-  return std::visit([](const auto& o) -> std::string_view { return o.name; }, op);
+  return visit_op([](const auto& o) -> std::string_view { return o.name; }, op);
 }
 
 /// True when a node of `op` with outputs of these types runs no kernel:
 /// every output is empty and the op checks no input values.
 inline bool nothing_to_compute(const AnyOp& op, const Types& outputs) {
-  const bool checks = std::visit([](const auto& o) { return checks_input_values<std::decay_t<decltype(o)>>; }, op);
+  const bool checks = visit_op([](const auto& o) { return checks_input_values<std::decay_t<decltype(o)>>; }, op);
   return !checks && std::all_of(outputs.begin(), outputs.end(), [](const TensorType& t) { return t.elements() == 0; });
 }
 
 inline Arity op_arity(const AnyOp& op) {
-  return std::visit([](const auto& o) { return std::decay_t<decltype(o)>::arity; }, op);
+  return visit_op([](const auto& o) { return std::decay_t<decltype(o)>::arity; }, op);
 }
 
 /// Output types of `op` applied to inputs of these types: the arity check,
@@ -1661,7 +1693,7 @@ inline Types infer_types(const AnyOp& op, InputTypes inputs) {
          inputs.size());
   }
   try {
-    return std::visit([&](const auto& o) { return o.infer(inputs); }, op);
+    return visit_op([&](const auto& o) { return o.infer(inputs); }, op);
   } catch (...) {
     rethrow_with_context("op '", op_name(op), "'");
   }
@@ -1670,7 +1702,7 @@ inline Types infer_types(const AnyOp& op, InputTypes inputs) {
 /// Same op with equal attributes.
 inline bool same_op(const AnyOp& a, const AnyOp& b) {
   if (a.index() != b.index()) return false;
-  return std::visit(
+  return visit_op(
       [&](const auto& x) {
         return attributes_equal(x, std::get<std::decay_t<decltype(x)>>(b));
       },
@@ -1678,7 +1710,7 @@ inline bool same_op(const AnyOp& a, const AnyOp& b) {
 }
 
 inline std::size_t hash_op(const AnyOp& op) {
-  return std::visit([](const auto& o) { return attributes_hash(o); }, op);
+  return visit_op([](const auto& o) { return attributes_hash(o); }, op);
 }
 
 template <class Op>
@@ -1849,8 +1881,6 @@ struct ValidGraph {
   Graph graph;
   std::vector<std::size_t> order;
 };
-
-using TensorMap = std::map<std::string, Tensor>;
 
 /// Checks that `inputs` supplies every graph input, with its declared type,
 /// and nothing else.
@@ -2334,7 +2364,12 @@ inline nlohmann::json parse_json_strict(std::string_view text, const std::string
   nlohmann::json result;
   json_detail::StrictDomBuilder builder(result, what, max_depth);
   try {
-    nlohmann::json::sax_parse(text.begin(), text.end(), &builder);
+    // nlohmann's own sax_parse chooses the text or a binary reader at run
+    // time, so it compiles the CBOR/MessagePack/BSON/UBJSON readers too
+    // (seconds of every consumer's build); the text parser alone is enough.
+    auto input = nlohmann::detail::input_adapter(text.begin(), text.end());
+    nlohmann::detail::parser<nlohmann::json, decltype(input)>(std::move(input), nullptr, true, false)
+        .sax_parse(&builder, true);
   } catch (const nlohmann::json::exception& e) {
     fail(ErrorCode::json_syntax, what, " is not valid JSON: ", e.what());
   }
@@ -2451,8 +2486,8 @@ inline AnyOp op_from_json(std::string_view name, const Json& attrs) {
     fail(ErrorCode::invalid_attribute, "op '", name, "': attributes must be a JSON object");
   const Json& object = attrs.is_null() ? Json::object() : attrs;
   try {
-    return std::visit(
-        [&](const auto& o) -> AnyOp { return detail::parse_attributes<std::decay_t<decltype(o)>>(object); },
+    return visit_op(
+        [&](const auto& o) -> AnyOp { return as_any_op(detail::parse_attributes<std::decay_t<decltype(o)>>(object)); },
         op);
   } catch (...) {
     rethrow_with_context("op '", name, "'");
@@ -2461,7 +2496,7 @@ inline AnyOp op_from_json(std::string_view name, const Json& attrs) {
 
 /// Every attribute, defaults included, so a file says exactly what ran.
 inline Json op_attributes_json(const AnyOp& op) {
-  return std::visit(
+  return visit_op(
       [](const auto& o) {
         Json out = Json::object();
         for_each_field<std::decay_t<decltype(o)>>(
@@ -4306,7 +4341,7 @@ inline std::vector<Tensor> evaluate_op(const AnyOp& op, std::span<const Tensor* 
   // for 2^60 steps; empty outputs need none.
   if (nothing_to_compute(op, output_types)) return outputs;
   try {
-    std::visit([&](const auto& o) { ref::reference(o, ref::Inputs(inputs), outputs); }, op);
+    visit_op([&](const auto& o) { ref::reference(o, ref::Inputs(inputs), outputs); }, op);
   } catch (...) {
     rethrow_with_context("op '", op_name(op), "'");
   }
@@ -4349,7 +4384,7 @@ namespace rml::passes {
 
 /// Binary, comparison and select ops: elementwise with NumPy broadcasting.
 inline bool is_broadcasting(const AnyOp& op) {
-  return std::visit(
+  return visit_op(
       [](const auto& o) {
         using Op = std::decay_t<decltype(o)>;
         return is_elementwise<Op> && Op::arity.min >= 2;
@@ -4358,7 +4393,7 @@ inline bool is_broadcasting(const AnyOp& op) {
 }
 
 inline bool is_elementwise_op(const AnyOp& op) {
-  return std::visit([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
+  return visit_op([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
 }
 
 inline std::int64_t normalize_axis(std::int64_t axis, std::size_t rank) {
@@ -4479,7 +4514,7 @@ struct EliminateCommonSubexpressions {
  private:
   static std::vector<ValueId> canonical_inputs(const Node& node) {
     std::vector<ValueId> inputs = node.inputs;
-    const bool commutative = std::visit([](const auto& o) { return is_commutative<std::decay_t<decltype(o)>>; }, node.op);
+    const bool commutative = visit_op([](const auto& o) { return is_commutative<std::decay_t<decltype(o)>>; }, node.op);
     if (commutative) std::sort(inputs.begin(), inputs.end());
     return inputs;
   }
@@ -5987,7 +6022,7 @@ inline std::string value_name(const Graph& graph, ValueId id) {
 template <class Backend>
 void lower_nodes(typename Backend::Context& context, const Graph& graph, const std::vector<std::size_t>& order) {
   for (std::size_t n : order)
-    std::visit(
+    visit_op(
         [&](const auto& op) {
           using Op = std::decay_t<decltype(op)>;
           if constexpr (Lowers<Backend, Op>) Lowering<Backend, Op>::lower(context, graph.nodes[n], op);
@@ -6002,7 +6037,7 @@ std::vector<Unsupported> preflight(const Graph& graph) {
   std::vector<Unsupported> found;
   for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
-    const std::string reason = std::visit(
+    const std::string reason = visit_op(
         [&](const auto& op) -> std::string {
           using Op = std::decay_t<decltype(op)>;
           if constexpr (!Lowers<Backend, Op>)
@@ -7082,7 +7117,7 @@ struct Dot {
   static ConvertedModel convert(const Graph& graph, const ConvertOptions&) {
     dot::Context context(graph);
     for (std::size_t n : validate(graph))
-      std::visit([&](const auto& op) { Lowering<Dot, std::decay_t<decltype(op)>>::lower(context, graph.nodes[n], op); },
+      visit_op([&](const auto& op) { Lowering<Dot, std::decay_t<decltype(op)>>::lower(context, graph.nodes[n], op); },
                  graph.nodes[n].op);
     const std::size_t nodes = context.nodes();
     return {context.finish(), std::string(content_type), std::nullopt, nodes, {}};
@@ -14254,13 +14289,217 @@ inline std::string support_report() {
 // and a caller that runs again reuses its context: after the first call,
 // `run` allocates nothing.
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <limits>
-#include <map>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+// ---- begin rml/core/split.hpp ----
+// The opt-in split build. By default rml is header-only: every translation
+// unit that includes rml/run.hpp compiles the loader, the planner and every
+// kernel. Define RML_SPLIT in every translation unit of a program, and
+// RML_IMPLEMENTATION as well in exactly one: rml/run.hpp then declares
+// rml::load, rml::Model and rml::Executor only, and that one translation unit
+// compiles their definitions, and all they need, once.
+
+#if defined(RML_SPLIT) && !defined(RML_IMPLEMENTATION)
+#define RML_DECLARATIONS_ONLY 1
+#endif
+
+// Marks the definitions split mode moves out of line: inline when rml is
+// header-only, ordinary external functions in the implementation unit.
+#ifdef RML_SPLIT
+#define RML_SPLIT_INLINE
+#else
+#define RML_SPLIT_INLINE inline
+#endif
+// ---- end rml/core/split.hpp ----
+// ---- begin rml/exec/model.hpp ----
+// rml::Model: a loaded, validated graph, shared cheaply between executors.
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+
+namespace rml {
+
+struct Graph;
+struct ValidGraph;
+
+/// One input or output of a model: its name and type.
+struct TensorSpec {
+  std::string name;
+  TensorType type;
+};
+
+class Model {
+ public:
+  /// Validates `graph`. `limits` travel with the model: an Executor checks
+  /// its working memory against max_memory_bytes.
+  explicit Model(Graph graph, const LoadOptions& limits = {});
+  /// Takes a graph already validated (rml::load validates once, while reading).
+  explicit Model(ValidGraph valid, const LoadOptions& limits = {});
+
+  /// The graph (complete once rml/ir/graph.hpp is included).
+  const Graph& graph() const { return *graph_; }
+  const LoadOptions& limits() const { return limits_; }
+  /// A valid execution order of the nodes.
+  const std::vector<std::size_t>& order() const { return *order_; }
+  /// The graph's inputs and outputs, in order.
+  const std::vector<TensorSpec>& inputs() const { return signature_->inputs; }
+  const std::vector<TensorSpec>& outputs() const { return signature_->outputs; }
+
+ private:
+  struct Signature {
+    std::vector<TensorSpec> inputs, outputs;
+  };
+  void describe_signature();
+
+  std::shared_ptr<const Graph> graph_;
+  std::shared_ptr<const std::vector<std::size_t>> order_;
+  std::shared_ptr<const Signature> signature_;
+  LoadOptions limits_;
+};
+
+/// Reads and validates `path` (and its weights file) within `limits`.
+Model load(const std::filesystem::path& path, const LoadOptions& limits = {});
+
+}  // namespace rml
+
+#ifndef RML_DECLARATIONS_ONLY
+
+namespace rml {
+
+RML_SPLIT_INLINE Model::Model(Graph graph, const LoadOptions& limits)
+    : graph_(std::make_shared<const Graph>(std::move(graph))), limits_(limits) {
+  order_ = std::make_shared<const std::vector<std::size_t>>(validate(*graph_));
+  describe_signature();
+}
+
+RML_SPLIT_INLINE Model::Model(ValidGraph valid, const LoadOptions& limits)
+    : graph_(std::make_shared<const Graph>(std::move(valid.graph))),
+      order_(std::make_shared<const std::vector<std::size_t>>(std::move(valid.order))),
+      limits_(limits) {
+  describe_signature();
+}
+
+RML_SPLIT_INLINE void Model::describe_signature() {
+  Signature signature;
+  for (const NamedValue& in : graph_->inputs) signature.inputs.push_back({in.name, graph_->type(in.value)});
+  for (const NamedValue& out : graph_->outputs) signature.outputs.push_back({out.name, graph_->type(out.value)});
+  signature_ = std::make_shared<const Signature>(std::move(signature));
+}
+
+RML_SPLIT_INLINE Model load(const std::filesystem::path& path, const LoadOptions& limits) {
+  return Model(read_valid_graph(path, limits), limits);
+}
+
+}  // namespace rml
+#endif
+// ---- end rml/exec/model.hpp ----
+
+namespace rml {
+
+namespace exec {
+struct Plan;
+}
+
+struct ExecutorOptions {
+  int threads = 1;   ///< threads per run, the caller's included
+  bool fuse = true;  ///< fuse elementwise chains and matmul/conv epilogues
+};
+
+/// A way to stop a run between kernels: a flag another thread sets, or a
+/// deadline. A stopped run throws rml::Error; its output buffers hold partial
+/// results.
+struct RunControl {
+  const std::atomic<bool>* cancel = nullptr;
+  std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
+};
+
+/// A caller's buffer for one input: exactly the input's bytes, row-major.
+struct InputBuffer {
+  const void* data;
+  std::size_t bytes;
+};
+/// A caller's buffer that receives one output.
+struct OutputBuffer {
+  void* data;
+  std::size_t bytes;
+};
+
+class Executor {
+ public:
+  explicit Executor(const Model& model, ExecutorOptions options = {});
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const Model& model() const { return model_; }
+  const ExecutorOptions& options() const { return options_; }
+  /// Peak bytes of the arena holding intermediate values (per run context).
+  std::size_t arena_bytes() const;
+  /// Memory the plan holds in prepacked weights (on top of the model's constants).
+  std::size_t packed_weight_bytes() const;
+  /// What a run needs besides the model and its inputs: packed weights, a
+  /// run context's arena and scratch, and the outputs (checked against
+  /// LoadOptions::max_memory_bytes when the plan is made).
+  /// Saturates at 2^64 - 1 (over any limit) rather than wrapping.
+  std::uint64_t working_memory_bytes() const;
+  /// The compiled plan (complete once rml/exec/plan.hpp is included).
+  const exec::Plan& plan() const { return *plan_; }
+
+  /// Zero-copy run: inputs and outputs in graph order, in the caller's memory.
+  /// `control` may stop it between kernels.
+  void run(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
+           const RunControl& control = {}) const;
+
+  /// Named tensors in, named tensors out (allocates the outputs).
+  TensorMap run(const TensorMap& inputs, const RunControl& control = {}) const;
+
+  /// Seconds each kernel of the plan takes, in plan order: the median over
+  /// `runs` whole runs (after one warm-up), each kernel timed in place within
+  /// the run, so caches hold what a real run leaves in them.
+  std::vector<double> profile(const TensorMap& inputs, int runs) const;
+
+  /// The plan, for `rml info`: kernels, fused groups, arena bytes.
+  std::string describe() const;
+
+ private:
+  struct Context;  // everything one run needs; reused across runs
+  struct Lease;
+
+  void run_timed(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
+                 std::span<double> kernel_seconds, const RunControl& control = {}) const;
+  template <class Run>
+  TensorMap run_buffers(const TensorMap& inputs, Run&& run) const;
+  std::unique_ptr<Context> acquire() const;
+  void release(std::unique_ptr<Context> context) const;
+  void check_bytes(const char* what, const TensorSpec& spec, std::size_t bytes) const;
+
+  Model model_;
+  ExecutorOptions options_;
+  std::unique_ptr<const exec::Plan> plan_;
+  mutable std::mutex mutex_;
+  mutable std::vector<std::unique_ptr<Context>> idle_;
+};
+
+}  // namespace rml
+
+#ifndef RML_DECLARATIONS_ONLY
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <sstream>
 
 // ---- begin rml/exec/plan.hpp ----
 // Compiling a graph into a plan: nodes grouped and fused (exec/fusion.hpp),
@@ -15064,21 +15303,26 @@ inline void gemm(const PackedA& A, PackedBView B, float* C, std::int64_t ldc, st
 
 }  // namespace rml::exec
 // ---- end rml/exec/gemm.hpp ----
-// ---- begin rml/exec/kernels/conv_direct.hpp ----
-// Stride-1 conv2d with constant weights, without im2col.
+// ---- begin rml/exec/kernels/conv_depthwise.hpp ----
+// Depthwise conv2d (one input and one output channel per group), any stride
+// and dilation, weights constant or not.
 //
-// The input is copied once per run into a zero-padded image [C/g, Hp, Wp].
-// On that image, output pixel (oh, ow) under tap (c, i, j) reads element
-// c*Hp*Wp + (oh + i*dh)*Wp + ow + j*dw: for a fixed tap, consecutive
-// "virtual pixels" v = oh*Wp + ow read consecutive floats, across output rows
-// too. So the GEMM micro-kernel reads its B rows straight from the padded
-// image at per-tap offsets (gemm_detail::Kernels::micro_gathered): no column
-// matrix is built or packed. Virtual pixels with ow >= W' (the Wp - W' columns
-// where a window would run off the row) are computed and dropped when a tile
-// is copied out, so the waste is (kw-1)*dw of every Wp columns.
+// The GEMM paths give a depthwise conv one weight row per group, so five of
+// the micro-tile's six rows (seven of eight with AVX-512) multiply padding.
+// Here each task takes one (image, channel) plane and copies it once into a
+// zero-padded plane split by stride phase: padded element (r, c) goes to
+// sub-plane (r % sh, c % sw) at (r / sh, c / sw), each sub-plane Hq x Wq. The
+// input under tap (i, j) for output pixel (oh, ow) is then sub-plane
+// ((i*dh) % sh, (j*dw) % sw) at (oh + (i*dh) / sh, ow + (j*dw) / sw): for a
+// fixed tap, consecutive "virtual pixels" v = oh*Wq + ow read consecutive
+// floats, across output rows too. So each tap is one run of vector fmas
+// (simd::fma_row) over every virtual pixel of a chunk; virtual pixels with
+// ow >= W' read past their row and are dropped when the chunk is copied out.
+// For stride 1 this is the direct kernel's padded image (conv_direct.hpp).
 //
-// Each output element is the same fma chain over (c, i, j) in order, then
-// + bias, as the im2col path computes: the two give the same bits.
+// Each output element is the fma chain over the taps (i, j) in order from +0,
+// padding taps included as fma(w, 0, sum), then + bias: the chain the GEMM
+// paths compute for one channel, so every path gives the same bits.
 
 #include <algorithm>
 #include <cstring>
@@ -15481,6 +15725,9 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::gelu_tanh: return map_block<simd::gelu_tanh>(x, y, n);
   }
 }
+inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
+}
 }  // namespace portable
 
 #if RML_X86_DISPATCH
@@ -15596,6 +15843,15 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::sigmoid: return map_block<sigmoid_v, simd::sigmoid>(x, y, n);
     case Function::gelu_tanh: return map_block<gelu_tanh_v, simd::gelu_tanh>(x, y, n);
   }
+}
+
+/// acc[0:n] = fma(w, x[0:n], acc[0:n]): one tap of a depthwise convolution
+/// along an output row. Each lane is the scalar fma, so the tail agrees.
+inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
+  const V::T wv = V::set1(w);
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(acc + i, V::fma(wv, V::load(x + i), V::load(acc + i)));
+  for (; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
 }
 // ---- end rml/exec/simd_lanes.inl ----
 }  // namespace avx2
@@ -15716,6 +15972,15 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::gelu_tanh: return map_block<gelu_tanh_v, simd::gelu_tanh>(x, y, n);
   }
 }
+
+/// acc[0:n] = fma(w, x[0:n], acc[0:n]): one tap of a depthwise convolution
+/// along an output row. Each lane is the scalar fma, so the tail agrees.
+inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
+  const V::T wv = V::set1(w);
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(acc + i, V::fma(wv, V::load(x + i), V::load(acc + i)));
+  for (; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
+}
 // ---- end rml/exec/simd_lanes.inl ----
 }  // namespace avx512
 RML_END_TARGET
@@ -15729,6 +15994,16 @@ inline void apply(Function f, Isa isa, const float* x, float* y, std::int64_t n)
 #endif
   (void)isa;
   portable::apply(f, x, y, n);
+}
+
+/// acc[0:n] = fma(w, x[0:n], acc[0:n]) with `isa`'s vectors: the same bits on every set.
+inline void fma_row(Isa isa, float w, const float* x, float* acc, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::fma_row(w, x, acc, n);
+  if (isa == Isa::avx2) return avx2::fma_row(w, x, acc, n);
+#endif
+  (void)isa;
+  portable::fma_row(w, x, acc, n);
 }
 
 template <Function F>
@@ -15868,7 +16143,7 @@ struct BlockFor<Cast> {
 };
 
 inline bool is_elementwise_op(const AnyOp& op) {
-  return std::visit([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
+  return visit_op([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
 }
 
 /// One or more elementwise ops evaluated together over one output shape.
@@ -16015,6 +16290,179 @@ class ElementwiseKernel final : public Kernel {
 
 }  // namespace rml::exec
 // ---- end rml/exec/kernels/elementwise.hpp ----
+
+namespace rml::exec {
+
+class DepthwiseConv2dKernel final : public Kernel {
+ public:
+  /// Floats of virtual pixels per chunk (8 KiB of sums): they stay in L1.
+  static constexpr std::int64_t chunk_floats = 2048;
+
+  /// One input and one output channel per group, and phase-split planes not
+  /// much larger than the input and output planes (padding far wider than
+  /// the window, or strides far wider than the plane, are valid; the im2col
+  /// path never materialises either).
+  static bool applies(const Conv2d& op, const Shape& x_shape, const Shape& w_shape, const Shape& y_shape) {
+    if (op.groups < 2 || x_shape[1] != op.groups || w_shape[0] != op.groups || w_shape[1] != 1) return false;
+    const std::int64_t padded_h = saturating_add(saturating_add(x_shape[2], op.pads[0]), op.pads[2]);
+    const std::int64_t padded_w = saturating_add(saturating_add(x_shape[3], op.pads[1]), op.pads[3]);
+    const std::int64_t split_h = saturating_mul(op.strides[0], ceil_div(padded_h, op.strides[0]));
+    const std::int64_t split_w = saturating_mul(op.strides[1], ceil_div(padded_w, op.strides[1]));
+    const std::int64_t planes = saturating_add(saturating_mul(x_shape[2], x_shape[3]), saturating_mul(y_shape[2], y_shape[3]));
+    return saturating_mul(split_h, split_w) <= saturating_add(saturating_mul(4, planes), 4096);
+  }
+
+  /// The epilogue group, if any, is over the output viewed as [N, C, H'*W'].
+  DepthwiseConv2dKernel(const Conv2d& op, ValueId x, ValueId w, std::optional<ValueId> bias, ValueId product,
+                        const Shape& x_shape, const Shape& w_shape, const Shape& y_shape,
+                        std::optional<ElementwiseGroup> epilogue)
+      : op_(op), x_(x), w_(w), bias_(bias), product_(product), epilogue_(std::move(epilogue)) {
+    batch_ = x_shape[0];
+    channels_ = x_shape[1];
+    height_ = x_shape[2];
+    width_ = x_shape[3];
+    kh_ = w_shape[2];
+    kw_ = w_shape[3];
+    out_h_ = y_shape[2];
+    out_w_ = y_shape[3];
+    const std::int64_t sh = op.strides[0], sw = op.strides[1];
+    padded_h_ = height_ + op.pads[0] + op.pads[2];
+    padded_w_ = width_ + op.pads[1] + op.pads[3];
+    sub_h_ = ceil_div(padded_h_, sh);
+    sub_w_ = ceil_div(padded_w_, sw);
+    for (std::int64_t i = 0; i < kh_; ++i)
+      for (std::int64_t j = 0; j < kw_; ++j) {
+        const std::int64_t r = i * op.dilations[0], c = j * op.dilations[1];
+        tap_offset_.push_back(((r % sh * sw + c % sw) * sub_h_ + r / sh) * sub_w_ + c / sw);
+      }
+    virtual_pixels_ = out_h_ * sub_w_;
+    // Zeros after the sub-planes for what the last virtual pixels read past them:
+    // the dropped columns reach one sub-plane row beyond the last tap's.
+    plane_floats_ = sh * sw * sub_h_ * sub_w_ + sub_w_;
+    plane_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
+    sums_offset_ = plane_offset_ + align_up(static_cast<std::size_t>(plane_floats_) * sizeof(float));
+    thread_scratch_bytes = sums_offset_ + align_up(static_cast<std::size_t>(chunk_floats) * sizeof(float));
+  }
+
+  ValueId target() const { return epilogue_ ? epilogue_->output() : product_; }
+
+  void run(RunContext& ctx) const override {
+    const float* x = ctx.value<const float>(x_);
+    const float* w = ctx.value<const float>(w_);
+    const float* bias = bias_ ? ctx.value<const float>(*bias_) : nullptr;
+    float* y = ctx.value<float>(target());
+    const std::int64_t pixels = out_h_ * out_w_;
+    if (pixels == 0) return;  // an empty output
+    const Isa isa = active_isa();
+    ctx.pool->parallel_for(batch_ * channels_, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
+      std::byte* scratch = ctx.scratch_of<std::byte>(thread);
+      float* plane = reinterpret_cast<float*>(scratch + plane_offset_);
+      float* sums = reinterpret_cast<float*>(scratch + sums_offset_);
+      for (std::int64_t task = t0; task < t1; ++task) {  // task: n * C + c
+        const std::int64_t c = task % channels_;
+        split_plane(x + task * height_ * width_, plane);
+        const float* taps = w + c * kh_ * kw_;
+        float* out = y + task * pixels;
+        const float b = bias ? bias[c] : 0.0f;
+        for (std::int64_t v0 = 0; v0 < virtual_pixels_; v0 += chunk_floats) {
+          const std::int64_t n = std::min(chunk_floats, virtual_pixels_ - v0);
+          std::fill_n(sums, n, 0.0f);
+          for (std::size_t t = 0; t < tap_offset_.size(); ++t) simd::fma_row(isa, taps[t], plane + tap_offset_[t] + v0, sums, n);
+          // The chunk's real pixels (ow < W'), + bias.
+          for (std::int64_t v = v0; v < v0 + n;) {
+            const std::int64_t oh = v / sub_w_, ow = v % sub_w_;
+            const std::int64_t run_end = std::min(v0 + n, (oh + 1) * sub_w_);
+            const std::int64_t count = std::min(run_end - v, std::max<std::int64_t>(out_w_ - ow, 0));
+            const float* src = sums + (v - v0);
+            float* dst = out + oh * out_w_ + ow;
+            if (bias)
+              for (std::int64_t k = 0; k < count; ++k) dst[k] = src[k] + b;
+            else if (count > 0)
+              std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+            v = run_end;
+          }
+        }
+        if (epilogue_) epilogue_->eval(ctx, task, task + 1, 0, pixels, thread);
+      }
+    });
+  }
+
+  std::string describe() const override {
+    std::string text = detail::concat("conv2d depthwise (", channels_, " planes, ", kh_, "x", kw_,
+                                      " taps as vector fmas over the padded plane split by stride phase)");
+    if (bias_) text += " + bias";
+    if (epilogue_) text += ", epilogue: " + epilogue_->describe();
+    return text;
+  }
+
+ private:
+  static std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+    std::int64_t sum;
+    return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
+  }
+  static std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+    std::int64_t product;
+    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::int64_t>::max() : product;
+  }
+
+  static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b > 0 ? 1 : 0); }
+
+  /// Copies one input plane into the zero-padded sub-planes (and zeroes the slack).
+  void split_plane(const float* input, float* split) const {
+    const std::int64_t top = op_.pads[0], left = op_.pads[1], sh = op_.strides[0], sw = op_.strides[1];
+    std::fill_n(split, plane_floats_, 0.0f);
+    for (std::int64_t h = 0; h < height_; ++h) {
+      const std::int64_t r = top + h;
+      float* rows = split + (r % sh * sw * sub_h_ + r / sh) * sub_w_;  // row r / sh of sub-plane (r % sh, 0)
+      const float* src = input + h * width_;
+      if (sw == 1) {
+        std::memcpy(rows + left, src, static_cast<std::size_t>(width_) * sizeof(float));
+        continue;
+      }
+      // Padded column c = left + col goes to phase c % sw at c / sw, both stepped (no division per element).
+      std::int64_t phase = left % sw, at = left / sw;
+      for (std::int64_t col = 0; col < width_; ++col) {
+        rows[phase * sub_h_ * sub_w_ + at] = src[col];
+        if (++phase == sw) phase = 0, ++at;
+      }
+    }
+  }
+
+  Conv2d op_;
+  ValueId x_, w_;
+  std::optional<ValueId> bias_;
+  ValueId product_;
+  std::optional<ElementwiseGroup> epilogue_;
+  std::vector<std::int64_t> tap_offset_;  // per tap (i, j): where virtual pixel 0 reads it
+  std::int64_t batch_ = 0, channels_ = 0, height_ = 0, width_ = 0, kh_ = 0, kw_ = 0, out_h_ = 0, out_w_ = 0;
+  std::int64_t padded_h_ = 0, padded_w_ = 0, sub_h_ = 0, sub_w_ = 0, virtual_pixels_ = 0, plane_floats_ = 0;
+  std::size_t plane_offset_ = 0, sums_offset_ = 0;  // bytes into a thread's scratch
+};
+
+}  // namespace rml::exec
+// ---- end rml/exec/kernels/conv_depthwise.hpp ----
+// ---- begin rml/exec/kernels/conv_direct.hpp ----
+// Stride-1 conv2d with constant weights, without im2col.
+//
+// The input is copied once per run into a zero-padded image [C/g, Hp, Wp].
+// On that image, output pixel (oh, ow) under tap (c, i, j) reads element
+// c*Hp*Wp + (oh + i*dh)*Wp + ow + j*dw: for a fixed tap, consecutive
+// "virtual pixels" v = oh*Wp + ow read consecutive floats, across output rows
+// too. So the GEMM micro-kernel reads its B rows straight from the padded
+// image at per-tap offsets (gemm_detail::Kernels::micro_gathered): no column
+// matrix is built or packed. Virtual pixels with ow >= W' (the Wp - W' columns
+// where a window would run off the row) are computed and dropped when a tile
+// is copied out, so the waste is (kw-1)*dw of every Wp columns.
+//
+// Each output element is the same fma chain over (c, i, j) in order, then
+// + bias, as the im2col path computes: the two give the same bits.
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <vector>
+
 
 namespace rml::exec {
 
@@ -16498,8 +16946,8 @@ class PoolKernel final : public Kernel {
   Shape x_shape_, y_shape_;
 };
 
-/// conv2d (direct when the stride is 1 and the weights constant, else over
-/// packed columns), optionally with a fused epilogue group over the output viewed as
+/// conv2d (depthwise: row fmas per plane; direct when the stride is 1 and the
+/// weights constant; else over packed columns), optionally with a fused epilogue group over the output viewed as
 /// [N, O, H'*W'] (exec/fusion.hpp decides when).
 template <>
 struct KernelFor<Conv2d> {
@@ -16508,6 +16956,11 @@ struct KernelFor<Conv2d> {
     std::optional<ValueId> bias;
     if (node.inputs.size() == 3) bias = node.inputs[2];
     const Tensor* w_constant = ctx.constant(node.inputs[1]);
+    if (DepthwiseConv2dKernel::applies(op, ctx.type(node.inputs[0]).shape, ctx.type(node.inputs[1]).shape,
+                                       ctx.output_shape(node)))
+      return std::make_unique<DepthwiseConv2dKernel>(op, node.inputs[0], node.inputs[1], bias, node.outputs[0],
+                                                     ctx.type(node.inputs[0]).shape, ctx.type(node.inputs[1]).shape,
+                                                     ctx.output_shape(node), std::move(epilogue));
     if (DirectConv2dKernel::applies(op, w_constant, ctx.type(node.inputs[0]).shape, ctx.output_shape(node)))
       return std::make_unique<DirectConv2dKernel>(op, node.inputs[0], bias, node.outputs[0], ctx.type(node.inputs[0]).shape,
                                                   ctx.type(node.inputs[1]).shape, ctx.output_shape(node), *w_constant,
@@ -17516,7 +17969,7 @@ static_assert(KernelCoverage<Registry>::complete);
 
 /// The block function of an elementwise op for these input types.
 inline BlockFn block_function(const AnyOp& op, const Types& inputs) {
-  return std::visit(
+  return visit_op(
       [&](const auto& o) -> BlockFn {
         using Op = std::decay_t<decltype(o)>;
         if constexpr (is_elementwise<Op>) return BlockFor<Op>::function(o, inputs);
@@ -17530,7 +17983,7 @@ inline BlockFn block_function(const AnyOp& op, const Types& inputs) {
 /// TakesEpilogue are handed one.
 inline std::unique_ptr<Kernel> make_kernel(const PlanContext& ctx, const Node& node,
                                            std::optional<ElementwiseGroup> epilogue = std::nullopt) {
-  return std::visit(
+  return visit_op(
       [&](const auto& op) -> std::unique_ptr<Kernel> {
         using Op = std::decay_t<decltype(op)>;
         if constexpr (is_elementwise<Op>) {
@@ -17547,46 +18000,6 @@ inline std::unique_ptr<Kernel> make_kernel(const PlanContext& ctx, const Node& n
 
 }  // namespace rml::exec
 // ---- end rml/exec/dispatch.hpp ----
-// ---- begin rml/exec/model.hpp ----
-// rml::Model: a loaded, validated graph, shared cheaply between executors.
-
-#include <filesystem>
-#include <memory>
-
-
-namespace rml {
-
-class Model {
- public:
-  /// Validates `graph`. `limits` travel with the model: an Executor checks
-  /// its working memory against max_memory_bytes.
-  explicit Model(Graph graph, const LoadOptions& limits = {})
-      : graph_(std::make_shared<const Graph>(std::move(graph))), limits_(limits) {
-    order_ = std::make_shared<const std::vector<std::size_t>>(validate(*graph_));
-  }
-  /// Takes a graph already validated (rml::load validates once, while reading).
-  explicit Model(ValidGraph valid, const LoadOptions& limits = {})
-      : graph_(std::make_shared<const Graph>(std::move(valid.graph))),
-        order_(std::make_shared<const std::vector<std::size_t>>(std::move(valid.order))),
-        limits_(limits) {}
-  const Graph& graph() const { return *graph_; }
-  const LoadOptions& limits() const { return limits_; }
-  /// A valid execution order of the nodes.
-  const std::vector<std::size_t>& order() const { return *order_; }
-
- private:
-  std::shared_ptr<const Graph> graph_;
-  std::shared_ptr<const std::vector<std::size_t>> order_;
-  LoadOptions limits_;
-};
-
-/// Reads and validates `path` (and its weights file) within `limits`.
-inline Model load(const std::filesystem::path& path, const LoadOptions& limits = {}) {
-  return Model(read_valid_graph(path, limits), limits);
-}
-
-}  // namespace rml
-// ---- end rml/exec/model.hpp ----
 
 namespace rml::exec {
 
@@ -18017,249 +18430,194 @@ inline Plan compile_plan(const Model& model, bool fuse) {
 
 namespace rml {
 
-struct ExecutorOptions {
-  int threads = 1;   ///< threads per run, the caller's included
-  bool fuse = true;  ///< fuse elementwise chains and matmul/conv epilogues
-};
+RML_SPLIT_INLINE Executor::Executor(const Model& model, ExecutorOptions options)
+    : model_(model),
+      options_(options),
+      plan_(std::make_unique<const exec::Plan>(exec::compile_plan(model, options.fuse))) {
+  if (options_.threads < 1) fail(ErrorCode::invalid_argument, "ExecutorOptions::threads must be at least 1, got ", options_.threads);
+  check_limit(working_memory_bytes(), model.limits().max_memory_bytes, "the executor's working memory in bytes",
+              "LoadOptions::max_memory_bytes");
+  idle_.reserve(64);
+}
 
-/// A way to stop a run between kernels: a flag another thread sets, or a
-/// deadline. A stopped run throws rml::Error; its output buffers hold partial
-/// results.
-struct RunControl {
-  const std::atomic<bool>* cancel = nullptr;
-  std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
-};
+RML_SPLIT_INLINE Executor::~Executor() = default;
 
-/// A caller's buffer for one input: exactly the input's bytes, row-major.
-struct InputBuffer {
-  const void* data;
-  std::size_t bytes;
-};
-/// A caller's buffer that receives one output.
-struct OutputBuffer {
-  void* data;
-  std::size_t bytes;
-};
+RML_SPLIT_INLINE std::size_t Executor::arena_bytes() const { return plan_->arena_bytes; }
+RML_SPLIT_INLINE std::size_t Executor::packed_weight_bytes() const { return plan_->packed_weight_bytes; }
 
-class Executor {
- public:
-  explicit Executor(const Model& model, ExecutorOptions options = {})
-      : model_(model), options_(options), plan_(exec::compile_plan(model, options.fuse)) {
-    if (options_.threads < 1) fail(ErrorCode::invalid_argument, "ExecutorOptions::threads must be at least 1, got ", options_.threads);
-    check_limit(working_memory_bytes(), model.limits().max_memory_bytes, "the executor's working memory in bytes",
-                "LoadOptions::max_memory_bytes");
-    idle_.reserve(64);
-  }
-  ~Executor() = default;
-  Executor(const Executor&) = delete;
-  Executor& operator=(const Executor&) = delete;
-
-  const Model& model() const { return model_; }
-  const ExecutorOptions& options() const { return options_; }
-  /// Peak bytes of the arena holding intermediate values (per run context).
-  std::size_t arena_bytes() const { return plan_.arena_bytes; }
-  /// Memory the plan holds in prepacked weights (on top of the model's constants).
-  std::size_t packed_weight_bytes() const { return plan_.packed_weight_bytes; }
-  /// What a run needs besides the model and its inputs: packed weights, a
-  /// run context's arena and scratch, and the outputs (checked against
-  /// LoadOptions::max_memory_bytes when the plan is made).
-  /// Saturates at 2^64 - 1 (over any limit) rather than wrapping.
-  std::uint64_t working_memory_bytes() const {
-    std::uint64_t total = 0;
-    auto add = [&total](std::uint64_t count, std::uint64_t size) {
-      std::uint64_t bytes;
-      if (__builtin_mul_overflow(count, size, &bytes) || __builtin_add_overflow(total, bytes, &total))
-        total = std::numeric_limits<std::uint64_t>::max();
-    };
-    for (const NamedValue& out : model_.graph().outputs) {
-      const TensorType& type = model_.graph().type(out.value);
-      add(std::uint64_t(type.elements()), dtype_size(type.dtype));
-    }
-    add(plan_.packed_weight_bytes, 1);
-    add(plan_.arena_bytes, 1);
-    add(plan_.shared_scratch_bytes, 1);
-    add(plan_.thread_scratch_stride, std::uint64_t(options_.threads));
-    return total;
-  }
-  const exec::Plan& plan() const { return plan_; }
-
-  /// Zero-copy run: inputs and outputs in graph order, in the caller's memory.
-  /// `control` may stop it between kernels.
-  void run(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
-           const RunControl& control = {}) const {
-    run_timed(inputs, outputs, {}, control);
-  }
-
-  /// Named tensors in, named tensors out (allocates the outputs).
-  TensorMap run(const TensorMap& inputs, const RunControl& control = {}) const {
-    return run_buffers(inputs, [&](auto in, auto out) { run(in, out, control); });
-  }
-
-  /// Seconds each kernel of the plan takes, in plan order: the median over
-  /// `runs` whole runs (after one warm-up), each kernel timed in place within
-  /// the run, so caches hold what a real run leaves in them.
-  std::vector<double> profile(const TensorMap& inputs, int runs) const {
-    if (runs < 1) fail(ErrorCode::invalid_argument, "profile: runs must be at least 1, got ", runs);
-    std::vector<std::vector<double>> samples(plan_.kernels.size());
-    std::vector<double> seconds(plan_.kernels.size());
-    for (int r = 0; r <= runs; ++r) {
-      run_buffers(inputs, [&](auto in, auto out) { run_timed(in, out, seconds); });
-      if (r == 0) continue;  // warm-up
-      for (std::size_t k = 0; k < seconds.size(); ++k) samples[k].push_back(seconds[k]);
-    }
-    std::vector<double> medians;
-    for (auto& s : samples) {
-      std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
-      medians.push_back(s[s.size() / 2]);
-    }
-    return medians;
-  }
-
-
-  /// The plan, for `rml info`: kernels, fused groups, arena bytes.
-  std::string describe() const {
-    std::ostringstream out;
-    out << "plan: " << plan_.kernels.size() << " kernels for " << model_.graph().nodes.size() << " nodes, "
-        << plan_.fused_groups << " fused groups, arena " << plan_.arena_bytes << " bytes, packed weights "
-        << plan_.packed_weight_bytes << " bytes, threads "
-        << options_.threads << (options_.fuse ? "" : ", unfused") << ", vector code " << exec::isa_name(exec::active_isa())
-        << "\n";
-    for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
-      out << "  " << k << ": " << plan_.kernels[k]->describe() << "  [node";
-      for (std::size_t n : plan_.kernels[k]->nodes) out << " " << n;
-      out << "]\n";
-    }
-    return out.str();
-  }
-
- private:
-  /// Runs the kernels; with `kernel_seconds` (one per kernel), times each.
-  void run_timed(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
-                 std::span<double> kernel_seconds, const RunControl& control = {}) const {
-    const Graph& g = model_.graph();
-    if (inputs.size() != g.inputs.size()) fail(ErrorCode::bad_run_inputs, "run: the model has ", g.inputs.size(), " inputs, got ", inputs.size());
-    if (outputs.size() != g.outputs.size()) fail(ErrorCode::bad_run_inputs, "run: the model has ", g.outputs.size(), " outputs, got ", outputs.size());
-    for (std::size_t i = 0; i < inputs.size(); ++i) check_bytes("input", g.inputs[i], inputs[i].bytes);
-    for (std::size_t i = 0; i < outputs.size(); ++i) check_bytes("output", g.outputs[i], outputs[i].bytes);
-    Lease lease(*this);
-    Context& c = *lease.context;
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-      c.slots[g.inputs[i].value] = const_cast<std::byte*>(static_cast<const std::byte*>(inputs[i].data));
-    for (std::size_t i = outputs.size(); i-- > 0;) c.slots[g.outputs[i].value] = static_cast<std::byte*>(outputs[i].data);
-    for (ValueId alias : plan_.run_aliases) c.slots[alias] = c.slots[plan_.alias_of[alias]];
-    exec::RunContext run{c.slots.data(), c.pool.get(), c.shared_scratch.raw(), c.thread_scratch.raw(),
-                         plan_.thread_scratch_stride};
-    if (control.cancel || control.deadline) {
-      for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
-        if (control.cancel && control.cancel->load(std::memory_order_relaxed))
-          fail(ErrorCode::run_cancelled, "run cancelled after ", k, " of ", plan_.kernels.size(), " kernels");
-        if (control.deadline && std::chrono::steady_clock::now() >= *control.deadline)
-          fail(ErrorCode::run_deadline, "run stopped at its deadline after ", k, " of ", plan_.kernels.size(), " kernels");
-        plan_.kernels[k]->run(run);
-      }
-    } else if (kernel_seconds.empty()) {
-      for (const auto& kernel : plan_.kernels) kernel->run(run);
-    } else {
-      for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
-        const auto start = std::chrono::steady_clock::now();
-        plan_.kernels[k]->run(run);
-        kernel_seconds[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      }
-    }
-    // A value named as several outputs was computed into the first buffer.
-    for (std::size_t i = 0; i < outputs.size(); ++i)
-      if (c.slots[g.outputs[i].value] != outputs[i].data && outputs[i].bytes)
-        std::memcpy(outputs[i].data, c.slots[g.outputs[i].value], outputs[i].bytes);
-  }
-
-
-  /// Calls run(in, out) with buffers over `inputs` and newly allocated outputs.
-  template <class Run>
-  TensorMap run_buffers(const TensorMap& inputs, Run&& run) const {
-    const Graph& g = model_.graph();
-    check_inputs(g, inputs);
-    std::vector<InputBuffer> in;
-    for (const NamedValue& i : g.inputs) {
-      const Tensor& t = inputs.at(i.name);
-      in.push_back({t.raw(), t.bytes()});
-    }
-    TensorMap result;
-    std::vector<OutputBuffer> out;
-    for (const NamedValue& o : g.outputs) {
-      Tensor& t = result.emplace(o.name, Tensor(g.type(o.value))).first->second;
-      out.push_back({t.raw(), t.bytes()});
-    }
-    run(std::span<const InputBuffer>(in), std::span<const OutputBuffer>(out));
-    return result;
-  }
-
-  /// Everything one run needs; reused across runs.
-  struct Context {
-    Tensor arena, shared_scratch, thread_scratch;  // 64-byte aligned byte stores
-    std::vector<std::byte*> slots;
-    std::unique_ptr<exec::ThreadPool> pool;
+RML_SPLIT_INLINE std::uint64_t Executor::working_memory_bytes() const {
+  std::uint64_t total = 0;
+  auto add = [&total](std::uint64_t count, std::uint64_t size) {
+    std::uint64_t bytes;
+    if (__builtin_mul_overflow(count, size, &bytes) || __builtin_add_overflow(total, bytes, &total))
+      total = std::numeric_limits<std::uint64_t>::max();
   };
+  for (const TensorSpec& out : model_.outputs()) add(std::uint64_t(out.type.elements()), dtype_size(out.type.dtype));
+  add(plan_->packed_weight_bytes, 1);
+  add(plan_->arena_bytes, 1);
+  add(plan_->shared_scratch_bytes, 1);
+  add(plan_->thread_scratch_stride, std::uint64_t(options_.threads));
+  return total;
+}
 
-  struct Lease {
-    const Executor& owner;
-    std::unique_ptr<Context> context;
-    explicit Lease(const Executor& e) : owner(e), context(e.acquire()) {}
-    ~Lease() { owner.release(std::move(context)); }
-  };
+RML_SPLIT_INLINE void Executor::run(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
+                                    const RunControl& control) const {
+  run_timed(inputs, outputs, {}, control);
+}
 
-  static Tensor bytes_buffer(std::size_t bytes) {
-    return Tensor(DType::f32, {static_cast<std::int64_t>((bytes + 3) / 4)});
+RML_SPLIT_INLINE TensorMap Executor::run(const TensorMap& inputs, const RunControl& control) const {
+  return run_buffers(inputs, [&](auto in, auto out) { run(in, out, control); });
+}
+
+RML_SPLIT_INLINE std::vector<double> Executor::profile(const TensorMap& inputs, int runs) const {
+  if (runs < 1) fail(ErrorCode::invalid_argument, "profile: runs must be at least 1, got ", runs);
+  std::vector<std::vector<double>> samples(plan_->kernels.size());
+  std::vector<double> seconds(plan_->kernels.size());
+  for (int r = 0; r <= runs; ++r) {
+    run_buffers(inputs, [&](auto in, auto out) { run_timed(in, out, seconds); });
+    if (r == 0) continue;  // warm-up
+    for (std::size_t k = 0; k < seconds.size(); ++k) samples[k].push_back(seconds[k]);
   }
-
-  std::unique_ptr<Context> acquire() const {
-    {
-      std::lock_guard lock(mutex_);
-      if (!idle_.empty()) {
-        auto c = std::move(idle_.back());
-        idle_.pop_back();
-        return c;
-      }
-    }
-    auto c = std::make_unique<Context>();
-    c->arena = bytes_buffer(plan_.arena_bytes);
-    c->shared_scratch = bytes_buffer(plan_.shared_scratch_bytes);
-    c->thread_scratch = bytes_buffer(plan_.thread_scratch_stride * static_cast<std::size_t>(options_.threads));
-    c->pool = std::make_unique<exec::ThreadPool>(options_.threads);
-    const Graph& g = model_.graph();
-    c->slots.assign(g.values.size(), nullptr);
-    for (std::size_t v = 0; v < g.values.size(); ++v) {
-      if (plan_.storage[v] == exec::Storage::arena) c->slots[v] = c->arena.raw() + plan_.offset[v];
-      if (plan_.storage[v] == exec::Storage::constant)
-        c->slots[v] = const_cast<std::byte*>(g.values[v].data->raw());
-    }
-    // Values sharing an arena buffer (in place) point at it from the start.
-    for (std::size_t v = 0; v < g.values.size(); ++v) {
-      ValueId root = static_cast<ValueId>(v);
-      while (plan_.storage[root] == exec::Storage::alias) root = plan_.alias_of[root];
-      if (root != v && plan_.storage[root] == exec::Storage::arena) c->slots[v] = c->arena.raw() + plan_.offset[root];
-    }
-    return c;
+  std::vector<double> medians;
+  for (auto& s : samples) {
+    std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+    medians.push_back(s[s.size() / 2]);
   }
+  return medians;
+}
 
-  void release(std::unique_ptr<Context> context) const {
+RML_SPLIT_INLINE std::string Executor::describe() const {
+  const exec::Plan& plan = *plan_;
+  std::ostringstream out;
+  out << "plan: " << plan.kernels.size() << " kernels for " << model_.graph().nodes.size() << " nodes, "
+      << plan.fused_groups << " fused groups, arena " << plan.arena_bytes << " bytes, packed weights "
+      << plan.packed_weight_bytes << " bytes, threads " << options_.threads << (options_.fuse ? "" : ", unfused")
+      << ", vector code " << exec::isa_name(exec::active_isa()) << "\n";
+  for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
+    out << "  " << k << ": " << plan.kernels[k]->describe() << "  [node";
+    for (std::size_t n : plan.kernels[k]->nodes) out << " " << n;
+    out << "]\n";
+  }
+  return out.str();
+}
+
+struct Executor::Context {
+  Tensor arena, shared_scratch, thread_scratch;  // 64-byte aligned byte stores
+  std::vector<std::byte*> slots;
+  std::unique_ptr<exec::ThreadPool> pool;
+};
+
+struct Executor::Lease {
+  const Executor& owner;
+  std::unique_ptr<Context> context;
+  explicit Lease(const Executor& e) : owner(e), context(e.acquire()) {}
+  ~Lease() { owner.release(std::move(context)); }
+};
+
+/// Runs the kernels; with `kernel_seconds` (one per kernel), times each.
+RML_SPLIT_INLINE void Executor::run_timed(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
+                                          std::span<double> kernel_seconds, const RunControl& control) const {
+  const exec::Plan& plan = *plan_;
+  const Graph& g = model_.graph();
+  if (inputs.size() != g.inputs.size()) fail(ErrorCode::bad_run_inputs, "run: the model has ", g.inputs.size(), " inputs, got ", inputs.size());
+  if (outputs.size() != g.outputs.size()) fail(ErrorCode::bad_run_inputs, "run: the model has ", g.outputs.size(), " outputs, got ", outputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) check_bytes("input", model_.inputs()[i], inputs[i].bytes);
+  for (std::size_t i = 0; i < outputs.size(); ++i) check_bytes("output", model_.outputs()[i], outputs[i].bytes);
+  Lease lease(*this);
+  Context& c = *lease.context;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    c.slots[g.inputs[i].value] = const_cast<std::byte*>(static_cast<const std::byte*>(inputs[i].data));
+  for (std::size_t i = outputs.size(); i-- > 0;) c.slots[g.outputs[i].value] = static_cast<std::byte*>(outputs[i].data);
+  for (ValueId alias : plan.run_aliases) c.slots[alias] = c.slots[plan.alias_of[alias]];
+  exec::RunContext run{c.slots.data(), c.pool.get(), c.shared_scratch.raw(), c.thread_scratch.raw(),
+                       plan.thread_scratch_stride};
+  if (control.cancel || control.deadline) {
+    for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
+      if (control.cancel && control.cancel->load(std::memory_order_relaxed))
+        fail(ErrorCode::run_cancelled, "run cancelled after ", k, " of ", plan.kernels.size(), " kernels");
+      if (control.deadline && std::chrono::steady_clock::now() >= *control.deadline)
+        fail(ErrorCode::run_deadline, "run stopped at its deadline after ", k, " of ", plan.kernels.size(), " kernels");
+      plan.kernels[k]->run(run);
+    }
+  } else if (kernel_seconds.empty()) {
+    for (const auto& kernel : plan.kernels) kernel->run(run);
+  } else {
+    for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
+      const auto start = std::chrono::steady_clock::now();
+      plan.kernels[k]->run(run);
+      kernel_seconds[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  }
+  // A value named as several outputs was computed into the first buffer.
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    if (c.slots[g.outputs[i].value] != outputs[i].data && outputs[i].bytes)
+      std::memcpy(outputs[i].data, c.slots[g.outputs[i].value], outputs[i].bytes);
+}
+
+/// Calls run(in, out) with buffers over `inputs` and newly allocated outputs.
+template <class Run>
+TensorMap Executor::run_buffers(const TensorMap& inputs, Run&& run) const {
+  check_inputs(model_.graph(), inputs);
+  std::vector<InputBuffer> in;
+  for (const TensorSpec& i : model_.inputs()) {
+    const Tensor& t = inputs.at(i.name);
+    in.push_back({t.raw(), t.bytes()});
+  }
+  TensorMap result;
+  std::vector<OutputBuffer> out;
+  for (const TensorSpec& o : model_.outputs()) {
+    Tensor& t = result.emplace(o.name, Tensor(o.type)).first->second;
+    out.push_back({t.raw(), t.bytes()});
+  }
+  run(std::span<const InputBuffer>(in), std::span<const OutputBuffer>(out));
+  return result;
+}
+
+RML_SPLIT_INLINE std::unique_ptr<Executor::Context> Executor::acquire() const {
+  {
     std::lock_guard lock(mutex_);
-    idle_.push_back(std::move(context));
+    if (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
   }
-
-  void check_bytes(const char* what, const NamedValue& nv, std::size_t bytes) const {
-    const std::size_t expected = static_cast<std::size_t>(model_.graph().type(nv.value).elements()) * 4;
-    if (bytes != expected)
-      fail(ErrorCode::bad_run_inputs, "run: ", what, " '", nv.name, "' is ", to_string(model_.graph().type(nv.value)), " (", expected,
-           " bytes), the buffer has ", bytes, " bytes");
+  const exec::Plan& plan = *plan_;
+  // Byte stores as f32 tensors: 64-byte aligned, rounded up to whole floats.
+  auto bytes_buffer = [](std::size_t bytes) { return Tensor(DType::f32, {static_cast<std::int64_t>((bytes + 3) / 4)}); };
+  auto c = std::make_unique<Context>();
+  c->arena = bytes_buffer(plan.arena_bytes);
+  c->shared_scratch = bytes_buffer(plan.shared_scratch_bytes);
+  c->thread_scratch = bytes_buffer(plan.thread_scratch_stride * static_cast<std::size_t>(options_.threads));
+  c->pool = std::make_unique<exec::ThreadPool>(options_.threads);
+  const Graph& g = model_.graph();
+  c->slots.assign(g.values.size(), nullptr);
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    if (plan.storage[v] == exec::Storage::arena) c->slots[v] = c->arena.raw() + plan.offset[v];
+    if (plan.storage[v] == exec::Storage::constant) c->slots[v] = const_cast<std::byte*>(g.values[v].data->raw());
   }
+  // Values sharing an arena buffer (in place) point at it from the start.
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    ValueId root = static_cast<ValueId>(v);
+    while (plan.storage[root] == exec::Storage::alias) root = plan.alias_of[root];
+    if (root != v && plan.storage[root] == exec::Storage::arena) c->slots[v] = c->arena.raw() + plan.offset[root];
+  }
+  return c;
+}
 
-  Model model_;
-  ExecutorOptions options_;
-  exec::Plan plan_;
-  mutable std::mutex mutex_;
-  mutable std::vector<std::unique_ptr<Context>> idle_;
-};
+RML_SPLIT_INLINE void Executor::release(std::unique_ptr<Context> context) const {
+  std::lock_guard lock(mutex_);
+  idle_.push_back(std::move(context));
+}
+
+RML_SPLIT_INLINE void Executor::check_bytes(const char* what, const TensorSpec& spec, std::size_t bytes) const {
+  const std::size_t expected = static_cast<std::size_t>(spec.type.elements()) * dtype_size(spec.type.dtype);
+  if (bytes != expected)
+    fail(ErrorCode::bad_run_inputs, "run: ", what, " '", spec.name, "' is ", to_string(spec.type), " (", expected,
+         " bytes), the buffer has ", bytes, " bytes");
+}
 
 }  // namespace rml
+#endif
 // ---- end rml/exec/executor.hpp ----
 // ---- end rml/rml.hpp ----

@@ -6,6 +6,12 @@
 // rml/run.hpp: everything needed to load and run a model, and nothing more:
 // no xtensor, no reference kernels, no Builder. The header a C++
 // application that only runs models includes.
+//
+// Split mode (rml/core/split.hpp): with RML_SPLIT defined, this header
+// declares rml::load, rml::Model and rml::Executor only, and the translation
+// unit that also defines RML_IMPLEMENTATION compiles them: one file per
+// program holding those two lines, `#define RML_IMPLEMENTATION` and the
+// include of this header (examples/consumer/split/rml_implementation.cpp).
 
 // ---- begin rml/exec/executor.hpp ----
 // rml::Executor: compile a model once, run it many times.
@@ -17,174 +23,63 @@
 // and a caller that runs again reuses its context: after the first call,
 // `run` allocates nothing.
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <limits>
-#include <map>
-#include <mutex>
-#include <optional>
-
-// ---- begin rml/exec/plan.hpp ----
-// Compiling a graph into a plan: nodes grouped and fused (exec/fusion.hpp),
-// one kernel per group or node from the registry's dispatch
-// (exec/dispatch.hpp), then memory laid out from lifetimes (exec/memory.hpp).
-
-#include <algorithm>
-#include <memory>
-
-// ---- begin rml/exec/memory.hpp ----
-// Where each value lives at run time: graph inputs and outputs in the caller's
-// buffers, constants in the model, reshapes and epilogue products as aliases,
-// every other intermediate in one arena laid out from lifetimes (greedy
-// best-fit, exec/arena.hpp), with elementwise groups written in place where
-// nothing reads their input afterwards; plus the scratch the kernels need.
-
-// ---- begin rml/exec/arena.hpp ----
-// Arena layout: one offset per buffer, from buffer lifetimes, so buffers
-// that are never alive at the same time share memory.
-
-#include <algorithm>
-#include <cstddef>
-#include <numeric>
-#include <vector>
-
-namespace rml::exec {
-
-inline constexpr std::size_t arena_alignment = 64;
-
-inline std::size_t align_up(std::size_t n, std::size_t alignment = arena_alignment) {
-  return (n + alignment - 1) / alignment * alignment;
-}
-
-/// A buffer alive from step `first` through step `last`, inclusive.
-struct Lifetime {
-  std::size_t bytes;
-  std::size_t first, last;
-};
-
-struct ArenaLayout {
-  std::vector<std::size_t> offsets;  // per buffer
-  std::size_t bytes = 0;             // peak
-};
-
-/// Greedy best-fit: largest buffers first, each at the lowest offset that no
-/// buffer with an overlapping lifetime occupies.
-inline ArenaLayout plan_arena(const std::vector<Lifetime>& buffers) {
-  ArenaLayout layout;
-  layout.offsets.assign(buffers.size(), 0);
-  std::vector<std::size_t> order(buffers.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return buffers[a].bytes > buffers[b].bytes; });
-  std::vector<std::size_t> placed;
-  for (std::size_t index : order) {
-    const Lifetime& buffer = buffers[index];
-    const std::size_t size = align_up(std::max<std::size_t>(buffer.bytes, 1));
-    std::vector<std::pair<std::size_t, std::size_t>> busy;  // [begin, end) of overlapping buffers
-    for (std::size_t other : placed) {
-      const Lifetime& o = buffers[other];
-      if (o.first <= buffer.last && buffer.first <= o.last)
-        busy.emplace_back(layout.offsets[other], layout.offsets[other] + align_up(std::max<std::size_t>(o.bytes, 1)));
-    }
-    std::sort(busy.begin(), busy.end());
-    std::size_t offset = 0;
-    for (const auto& [begin, end] : busy) {
-      if (begin >= offset + size) break;
-      offset = std::max(offset, end);
-    }
-    layout.offsets[index] = offset;
-    layout.bytes = std::max(layout.bytes, offset + size);
-    placed.push_back(index);
-  }
-  return layout;
-}
-
-}  // namespace rml::exec
-// ---- end rml/exec/arena.hpp ----
-// ---- begin rml/exec/fusion.hpp ----
-// Which nodes run together: elementwise nodes joined along single-reader edges
-// of equal shape become one group, single-reader broadcast_to nodes become a
-// group's broadcasting leaves, and a matmul or conv2d whose product only feeds
-// a group takes that group as its epilogue. Unfused, every elementwise node is
-// a group of one, so both paths compute each element with the same functions.
-
-#include <numeric>
-#include <optional>
-
-// ---- begin rml/exec/dispatch.hpp ----
-// The executor's op -> kernel dispatch, generated from the op registry: every
-// op in the list must declare its kernel (KernelFor<Op>) or, if elementwise,
-// its block function (BlockFor<Op>); a missing one is a compile error whose
-// instantiation trace names the op.
-
-#include <optional>
-
-// ---- begin rml/exec/kernels/conv_pool.hpp ----
-// conv2d as a GEMM over columns packed per pixel tile, with bias and a fused
-// epilogue per output tile; pools as direct loops.
-
-#include <algorithm>
-#include <cstring>
-#include <limits>
-#include <optional>
-#include <tuple>
-#include <utility>
-
-// ---- begin rml/exec/gemm.hpp ----
-// Single-precision GEMM, C = A · B, with B packed ahead of time (Goto/BLIS).
-//
-// Determinism: every C element is one fused-multiply-add chain over k in
-// order, c = fma(a[K-1], b[K-1], ... fma(a[0], b[0], 0)). The K blocking
-// only decides when the running sums pass through C between blocks, which
-// does not change a single rounding, and M/N tiling never touches the order.
-// So any split of the M and N ranges (across threads or calls) produces
-// bit-identical results, and every instruction set's kernels
-// (exec/gemm_kernels.hpp) give the same bits too.
-
-#include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+// ---- begin rml/core/split.hpp ----
+// The opt-in split build. By default rml is header-only: every translation
+// unit that includes rml/run.hpp compiles the loader, the planner and every
+// kernel. Define RML_SPLIT in every translation unit of a program, and
+// RML_IMPLEMENTATION as well in exactly one: rml/run.hpp then declares
+// rml::load, rml::Model and rml::Executor only, and that one translation unit
+// compiles their definitions, and all they need, once.
+
+#if defined(RML_SPLIT) && !defined(RML_IMPLEMENTATION)
+#define RML_DECLARATIONS_ONLY 1
+#endif
+
+// Marks the definitions split mode moves out of line: inline when rml is
+// header-only, ordinary external functions in the implementation unit.
+#ifdef RML_SPLIT
+#define RML_SPLIT_INLINE
+#else
+#define RML_SPLIT_INLINE inline
+#endif
+// ---- end rml/core/split.hpp ----
+// ---- begin rml/exec/model.hpp ----
+// rml::Model: a loaded, validated graph, shared cheaply between executors.
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+// ---- begin rml/core/tensor.hpp ----
+// Tensor: an owning, 64-byte aligned, row-major buffer with a dtype and a shape.
+
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <new>
+#include <span>
+#include <string>
 #include <vector>
 
-// ---- begin rml/exec/gemm_kernels.hpp ----
-// The GEMM's inner loops, one set per instruction set (exec/isa.hpp), and the
-// packed-B panel width each set is written for.
-//
-// micro: an mr x nr tile of C, continuing (or starting, when `first`) the
-//        running sums over kc steps of packed A (kc x mr) and packed B (kc x nr).
-// row:   one row of A against `panels` consecutive packed B panels (1..4),
-//        without packing A: the batch-1 product (a recurrent step, a GEMV).
-//
-// Every set computes each C element as the same fma chain over k in order,
-// so all of them give the same bits (only the lanes per instruction differ).
+// ---- begin rml/core/dtype.hpp ----
+// The IR's two element types and the canonical mapping onto them.
 
-#include <cmath>
 #include <cstdint>
-
-// ---- begin rml/exec/isa.hpp ----
-// Which vector instructions the executor's hot loops use, chosen at run time.
-//
-// The library is header-only and consumers compile it with whatever flags
-// they like, so the inner loops (GEMM micro-kernels, transcendental blocks)
-// are compiled for every instruction set they have a version for, through
-// per-function target attributes, and one version is picked once per process
-// from what the CPU reports: AVX-512 (F, VL, DQ, BW), else AVX2 with FMA,
-// else portable C++. The environment variable RML_ISA (portable, avx2 or
-// avx512) lowers the choice, to compare paths or reproduce a slower machine.
-//
-// Every version computes the same bits: each output element is the same
-// sequence of IEEE operations (one fma chain per GEMM element; the same
-// polynomial and the same fmas per lane in the transcendentals), only the
-// number of lanes per instruction differs. tests/test_simd_math.cpp checks it.
-
-#include <cstdlib>
-#include <string>
 #include <string_view>
 
 // ---- begin rml/core/error.hpp ----
@@ -331,860 +226,6 @@ template <class... Parts>
 
 }  // namespace rml
 // ---- end rml/core/error.hpp ----
-
-#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
-#define RML_X86_DISPATCH 1
-#include <immintrin.h>
-// Functions that may use the instructions named, whatever the translation
-// unit's own -m flags are. Only called after the CPU was checked for them.
-#define RML_TARGET_AVX2 __attribute__((target("avx2,fma")))
-#define RML_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")))
-// The same for every function defined between BEGIN and END (code written
-// once and included under each target: exec/simd_lanes.inl).
-#if defined(__clang__)
-#define RML_BEGIN_TARGET_AVX2 _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
-#define RML_BEGIN_TARGET_AVX512 \
-  _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512vl,avx512dq,avx512bw,avx2,fma\"))), apply_to = function)")
-#define RML_END_TARGET _Pragma("clang attribute pop")
-#else
-#define RML_BEGIN_TARGET_AVX2 _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
-#define RML_BEGIN_TARGET_AVX512 \
-  _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512vl,avx512dq,avx512bw,avx2,fma\")")
-#define RML_END_TARGET _Pragma("GCC pop_options")
-#endif
-#else
-#define RML_X86_DISPATCH 0
-#endif
-
-namespace rml::exec {
-
-/// Instruction sets with their own code paths, slowest first.
-enum class Isa { portable, avx2, avx512 };
-
-inline std::string_view isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::avx512: return "avx512";
-    case Isa::avx2: return "avx2";
-    case Isa::portable: break;
-  }
-  return "portable";
-}
-
-/// The fastest path this CPU can run (asked once).
-inline Isa cpu_isa() {
-  static const Isa isa = [] {
-#if RML_X86_DISPATCH
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512bw"))
-      return Isa::avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::avx2;
-#endif
-    return Isa::portable;
-  }();
-  return isa;
-}
-
-/// `cpu` lowered to what RML_ISA asks for (`requested` is its value, or null).
-inline Isa choose_isa(Isa cpu, const char* requested) {
-  if (!requested || !*requested) return cpu;
-  const std::string_view name(requested);
-  for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512})
-    if (name == isa_name(isa)) return isa < cpu ? isa : cpu;
-  fail(ErrorCode::invalid_argument, "RML_ISA='", name, "' is not one of portable, avx2, avx512");
-}
-
-/// The path every executor of this process uses (decided on first use).
-inline Isa active_isa() {
-  static const Isa isa = choose_isa(cpu_isa(), std::getenv("RML_ISA"));
-  return isa;
-}
-
-}  // namespace rml::exec
-// ---- end rml/exec/isa.hpp ----
-
-namespace rml::exec::gemm_detail {
-
-// Loops over registers must be unrolled whole, or GCC at -O2 keeps the
-// accumulator arrays in memory (measured 2x slower).
-#define RML_UNROLL _Pragma("GCC unroll 16")
-
-/// Rows of A per micro-tile: 6 with 16 vector registers (AVX2, portable), 8
-/// with 32 (AVX-512), which also divides the usual channel counts.
-inline constexpr std::int64_t kMaxMR = 8;
-/// The widest packed B panel of any set (edge tiles are staged in a buffer this wide).
-inline constexpr std::int64_t kMaxNR = 32;
-/// The most panels `row` takes at once.
-inline constexpr int kRowPanels = 4;
-
-struct Kernels {
-  Isa isa;
-  std::int64_t mr;  // rows per packed A micro-panel
-  std::int64_t nr;  // columns per packed B panel
-  void (*micro)(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, bool first);
-  /// The same tile with B row k read from b + offsets[k] (nr floats there):
-  /// a convolution's taps read straight from its zero-padded input.
-  void (*micro_gathered)(std::int64_t kc, const float* a, const float* b, const std::int64_t* offsets, float* c,
-                         std::int64_t ldc, bool first);
-  void (*row)(const float* a, const float* b, std::int64_t K, int panels, float* out);
-};
-
-/// Where a micro-kernel finds row k of its B panel.
-template <std::int64_t NR>
-struct PackedRows {  // one after another
-  const float* b;
-  const float* operator()(std::int64_t k) const { return b + k * NR; }
-};
-struct GatheredRows {  // anywhere
-  const float* b;
-  const std::int64_t* offsets;
-  const float* operator()(std::int64_t k) const { return b + offsets[k]; }
-};
-
-/// The two entry points of a micro-kernel written once over its B rows.
-template <template <class> class Micro, std::int64_t NR>
-struct MicroEntries {
-  static void packed(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, bool first) {
-    Micro<PackedRows<NR>>::run(kc, a, PackedRows<NR>{b}, c, ldc, first);
-  }
-  static void gathered(std::int64_t kc, const float* a, const float* b, const std::int64_t* offsets, float* c,
-                       std::int64_t ldc, bool first) {
-    Micro<GatheredRows>::run(kc, a, GatheredRows{b, offsets}, c, ldc, first);
-  }
-};
-
-// ---- portable: 6 x 16, std::fma per element ----
-
-template <class Rows>
-struct MicroPortable {
-  static constexpr std::int64_t kMR = 6;
-  static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
-    constexpr std::int64_t nr = 16;
-    float acc[kMR][nr];
-    for (std::int64_t i = 0; i < kMR; ++i)
-      for (std::int64_t j = 0; j < nr; ++j) acc[i][j] = first ? 0.0f : c[i * ldc + j];
-    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
-      const float* b = rows(k);
-      for (std::int64_t i = 0; i < kMR; ++i)
-        for (std::int64_t j = 0; j < nr; ++j) acc[i][j] = std::fma(a[i], b[j], acc[i][j]);
-    }
-    for (std::int64_t i = 0; i < kMR; ++i)
-      for (std::int64_t j = 0; j < nr; ++j) c[i * ldc + j] = acc[i][j];
-  }
-};
-
-inline void row_portable(const float* a, const float* b, std::int64_t K, int panels, float* out) {
-  constexpr std::int64_t nr = 16;
-  RML_UNROLL
-  for (int q = 0; q < panels; ++q)
-    for (std::int64_t j = 0; j < nr; ++j) {
-      float acc = 0.0f;
-      for (std::int64_t k = 0; k < K; ++k) acc = std::fma(a[k], b[(q * K + k) * nr + j], acc);
-      out[q * nr + j] = acc;
-    }
-}
-
-#if RML_X86_DISPATCH
-
-// ---- AVX2 + FMA: 6 x 16, twelve ymm accumulators ----
-
-template <class Rows>
-struct MicroAvx2 {
-  static constexpr std::int64_t kMR = 6;
-  RML_TARGET_AVX2 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
-    // Written out: with 15 of the 16 ymm registers live, an array of
-    // accumulators lets GCC spill some of them to the stack (measured 1.8x slower).
-    __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
-    if (first) {
-      c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
-    } else {
-      c00 = _mm256_loadu_ps(c + 0 * ldc), c01 = _mm256_loadu_ps(c + 0 * ldc + 8);
-      c10 = _mm256_loadu_ps(c + 1 * ldc), c11 = _mm256_loadu_ps(c + 1 * ldc + 8);
-      c20 = _mm256_loadu_ps(c + 2 * ldc), c21 = _mm256_loadu_ps(c + 2 * ldc + 8);
-      c30 = _mm256_loadu_ps(c + 3 * ldc), c31 = _mm256_loadu_ps(c + 3 * ldc + 8);
-      c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);
-      c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);
-    }
-    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
-      const float* b = rows(k);
-      const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-      __m256 ai = _mm256_broadcast_ss(a + 0);
-      c00 = _mm256_fmadd_ps(ai, b0, c00), c01 = _mm256_fmadd_ps(ai, b1, c01);
-      ai = _mm256_broadcast_ss(a + 1);
-      c10 = _mm256_fmadd_ps(ai, b0, c10), c11 = _mm256_fmadd_ps(ai, b1, c11);
-      ai = _mm256_broadcast_ss(a + 2);
-      c20 = _mm256_fmadd_ps(ai, b0, c20), c21 = _mm256_fmadd_ps(ai, b1, c21);
-      ai = _mm256_broadcast_ss(a + 3);
-      c30 = _mm256_fmadd_ps(ai, b0, c30), c31 = _mm256_fmadd_ps(ai, b1, c31);
-      ai = _mm256_broadcast_ss(a + 4);
-      c40 = _mm256_fmadd_ps(ai, b0, c40), c41 = _mm256_fmadd_ps(ai, b1, c41);
-      ai = _mm256_broadcast_ss(a + 5);
-      c50 = _mm256_fmadd_ps(ai, b0, c50), c51 = _mm256_fmadd_ps(ai, b1, c51);
-    }
-    _mm256_storeu_ps(c + 0 * ldc, c00), _mm256_storeu_ps(c + 0 * ldc + 8, c01);
-    _mm256_storeu_ps(c + 1 * ldc, c10), _mm256_storeu_ps(c + 1 * ldc + 8, c11);
-    _mm256_storeu_ps(c + 2 * ldc, c20), _mm256_storeu_ps(c + 2 * ldc + 8, c21);
-    _mm256_storeu_ps(c + 3 * ldc, c30), _mm256_storeu_ps(c + 3 * ldc + 8, c31);
-    _mm256_storeu_ps(c + 4 * ldc, c40), _mm256_storeu_ps(c + 4 * ldc + 8, c41);
-    _mm256_storeu_ps(c + 5 * ldc, c50), _mm256_storeu_ps(c + 5 * ldc + 8, c51);
-  }
-};
-
-/// P panels, 2P fma chains in flight to hide the FMA latency.
-template <int P>
-RML_TARGET_AVX2 inline void row_avx2_panels(const float* a, const float* b, std::int64_t K, float* out) {
-  __m256 acc[2 * P];
-  RML_UNROLL
-  for (int i = 0; i < 2 * P; ++i) acc[i] = _mm256_setzero_ps();
-  for (std::int64_t k = 0; k < K; ++k) {
-    const __m256 ak = _mm256_broadcast_ss(a + k);
-    RML_UNROLL
-    for (int q = 0; q < P; ++q) {
-      const float* bk = b + (q * K + k) * 16;
-      acc[2 * q] = _mm256_fmadd_ps(ak, _mm256_loadu_ps(bk), acc[2 * q]);
-      acc[2 * q + 1] = _mm256_fmadd_ps(ak, _mm256_loadu_ps(bk + 8), acc[2 * q + 1]);
-    }
-  }
-  RML_UNROLL
-  for (int i = 0; i < 2 * P; ++i) _mm256_storeu_ps(out + i * 8, acc[i]);
-}
-
-RML_TARGET_AVX2 inline void row_avx2(const float* a, const float* b, std::int64_t K, int panels, float* out) {
-  switch (panels) {
-    case 4: return row_avx2_panels<4>(a, b, K, out);
-    case 3: return row_avx2_panels<3>(a, b, K, out);
-    case 2: return row_avx2_panels<2>(a, b, K, out);
-    default: return row_avx2_panels<1>(a, b, K, out);
-  }
-}
-
-// ---- AVX-512: 8 x 32, sixteen zmm accumulators (B panels twice as wide) ----
-
-template <class Rows>
-struct MicroAvx512 {
-  static constexpr std::int64_t kMR = 8;
-  RML_TARGET_AVX512 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
-    __m512 acc[kMR][2];
-    RML_UNROLL
-    for (int i = 0; i < kMR; ++i)
-      RML_UNROLL
-      for (int h = 0; h < 2; ++h) acc[i][h] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + i * ldc + 16 * h);
-    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
-      const float* b = rows(k);
-      const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-      RML_UNROLL
-      for (int i = 0; i < kMR; ++i) {
-        const __m512 ai = _mm512_set1_ps(a[i]);
-        acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-        acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
-      }
-    }
-    RML_UNROLL
-    for (int i = 0; i < kMR; ++i)
-      RML_UNROLL
-      for (int h = 0; h < 2; ++h) _mm512_storeu_ps(c + i * ldc + 16 * h, acc[i][h]);
-  }
-};
-
-template <int P>
-RML_TARGET_AVX512 inline void row_avx512_panels(const float* a, const float* b, std::int64_t K, float* out) {
-  __m512 acc[2 * P];
-  RML_UNROLL
-  for (int i = 0; i < 2 * P; ++i) acc[i] = _mm512_setzero_ps();
-  for (std::int64_t k = 0; k < K; ++k) {
-    const __m512 ak = _mm512_set1_ps(a[k]);
-    RML_UNROLL
-    for (int q = 0; q < P; ++q) {
-      const float* bk = b + (q * K + k) * 32;
-      acc[2 * q] = _mm512_fmadd_ps(ak, _mm512_loadu_ps(bk), acc[2 * q]);
-      acc[2 * q + 1] = _mm512_fmadd_ps(ak, _mm512_loadu_ps(bk + 16), acc[2 * q + 1]);
-    }
-  }
-  RML_UNROLL
-  for (int i = 0; i < 2 * P; ++i) _mm512_storeu_ps(out + i * 16, acc[i]);
-}
-
-RML_TARGET_AVX512 inline void row_avx512(const float* a, const float* b, std::int64_t K, int panels, float* out) {
-  switch (panels) {
-    case 4: return row_avx512_panels<4>(a, b, K, out);
-    case 3: return row_avx512_panels<3>(a, b, K, out);
-    case 2: return row_avx512_panels<2>(a, b, K, out);
-    default: return row_avx512_panels<1>(a, b, K, out);
-  }
-}
-
-#endif  // RML_X86_DISPATCH
-
-/// The kernel set for `isa` (the portable one where this build has no other).
-/// Asking for more than the CPU runs is an error, not an illegal instruction later.
-inline const Kernels& kernels(Isa isa) {
-  if (isa > cpu_isa()) fail(ErrorCode::unsupported, "this CPU cannot run the ", isa_name(isa), " kernels");
-  static constexpr Kernels portable{Isa::portable, 6, 16, MicroEntries<MicroPortable, 16>::packed,
-                                    MicroEntries<MicroPortable, 16>::gathered, row_portable};
-#if RML_X86_DISPATCH
-  static constexpr Kernels avx2{Isa::avx2, 6, 16, MicroEntries<MicroAvx2, 16>::packed,
-                                MicroEntries<MicroAvx2, 16>::gathered, row_avx2};
-  static constexpr Kernels avx512{Isa::avx512, 8, 32, MicroEntries<MicroAvx512, 32>::packed,
-                                  MicroEntries<MicroAvx512, 32>::gathered, row_avx512};
-  if (isa == Isa::avx512) return avx512;
-  if (isa == Isa::avx2) return avx2;
-#endif
-  (void)isa;
-  return portable;
-}
-
-/// The set this process runs (exec/isa.hpp: active_isa()).
-inline const Kernels& kernels() { return kernels(active_isa()); }
-
-/// The set for a B of N columns: AVX-512's 32-wide panels would mostly
-/// multiply padding when N <= 16, so those products take the AVX2 set (the
-/// same bits; measured on a 256x256 @ 256x8 product: 66 -> 41 us).
-inline const Kernels& kernels_for(std::int64_t N, Isa isa = active_isa()) {
-  return kernels(isa == Isa::avx512 && N <= 16 ? Isa::avx2 : isa);
-}
-
-}  // namespace rml::exec::gemm_detail
-// ---- end rml/exec/gemm_kernels.hpp ----
-
-namespace rml::exec {
-
-namespace gemm_detail {
-
-/// K-block depth: one B micro-panel (kKC x nr floats, 16 or 32 KiB) stays in L1.
-inline constexpr std::int64_t kKC = 256;
-/// Rows of A packed at once: a kMC x kKC block (72 KiB) stays in L2 with
-/// room for the B panels streaming past it (measured best of 48..240).
-inline constexpr std::int64_t kMC = 72;
-inline constexpr std::size_t kAlign = 64;
-
-inline std::int64_t panel_count(std::int64_t N, std::int64_t nr) { return (N + nr - 1) / nr; }
-
-struct AlignedFree {
-  void operator()(float* p) const { ::operator delete[](p, std::align_val_t{kAlign}); }
-};
-
-/// Packs rows [0, rows) x k [0, kc) of A (row-major, lda) into mr-row
-/// micro-panels: panel r holds, for each k, the mr values A[r*mr + i][k].
-/// Rows past `rows` are zero so edge tiles run the same kernel.
-inline void pack_a(const float* a, std::int64_t lda, std::int64_t rows, std::int64_t kc, float* dst, std::int64_t mr) {
-  for (std::int64_t r0 = 0; r0 < rows; r0 += mr) {
-    const std::int64_t valid = std::min(mr, rows - r0);
-    const float* src[kMaxMR];
-    for (std::int64_t i = 0; i < mr; ++i) src[i] = a + (r0 + std::min(i, valid - 1)) * lda;
-    for (std::int64_t k = 0; k < kc; ++k, dst += mr)
-      for (std::int64_t i = 0; i < mr; ++i) dst[i] = i < valid ? src[i][k] : 0.0f;
-  }
-}
-
-/// Floats pack_a writes for `rows` rows.
-inline std::int64_t packed_a_floats(std::int64_t rows, std::int64_t kc, std::int64_t mr) {
-  return (rows + mr - 1) / mr * mr * kc;
-}
-
-/// A partial tile (fewer rows, or only columns [col_lo, col_hi) of the panel)
-/// goes through a full-size local tile so its arithmetic matches a full one.
-inline void edge_tile(const Kernels& kernels, std::int64_t kc, const float* a, const float* b, float* c,
-                      std::int64_t ldc, std::int64_t rows, std::int64_t col_lo, std::int64_t col_hi, bool first) {
-  alignas(kAlign) float tile[kMaxMR * kMaxNR] = {};
-  const std::int64_t nr = kernels.nr;
-  const std::size_t row_bytes = static_cast<std::size_t>(col_hi - col_lo) * sizeof(float);
-  if (!first)
-    for (std::int64_t i = 0; i < rows; ++i) std::memcpy(tile + i * nr + col_lo, c + i * ldc + col_lo, row_bytes);
-  kernels.micro(kc, a, b, tile, nr, first);
-  for (std::int64_t i = 0; i < rows; ++i) std::memcpy(c + i * ldc + col_lo, tile + i * nr + col_lo, row_bytes);
-}
-
-/// C[0, n0:n1] = a · B[:, n0:n1] for one row a, kRowPanels panels at a time.
-inline void gemv_row(const Kernels& kernels, const float* a, const float* b_data, std::int64_t K, float* c,
-                     std::int64_t n0, std::int64_t n1) {
-  const std::int64_t nr = kernels.nr;
-  alignas(kAlign) float out[kRowPanels * kMaxNR];
-  const std::int64_t panel_end = panel_count(n1, nr);
-  for (std::int64_t p = n0 / nr; p < panel_end; p += kRowPanels) {
-    const auto count = static_cast<int>(std::min<std::int64_t>(kRowPanels, panel_end - p));
-    kernels.row(a, b_data + p * K * nr, K, count, out);
-    const std::int64_t lo = std::max(n0, p * nr), hi = std::min(n1, (p + count) * nr);
-    std::memcpy(c + lo, out + (lo - p * nr), static_cast<std::size_t>(hi - lo) * sizeof(float));
-  }
-}
-
-}  // namespace gemm_detail
-
-/// Non-owning view of packed B memory (from PackedB or pack_into), with the
-/// kernel set its panel width was laid out for.
-struct PackedBView {
-  const float* data;
-  std::int64_t K, N;
-  const gemm_detail::Kernels* kernels;
-};
-
-namespace gemm_detail {
-/// One packed A block (mc rows of k-block k0, kc deep) against B's panels
-/// covering columns [n0, n1): C rows [0, mc) of the block. Panel outer, rows
-/// inner: the B micro-panel stays in L1 while the packed A block streams from L2.
-inline void block_product(const float* packed_a, std::int64_t mc, std::int64_t kc, std::int64_t k0, const PackedBView& B,
-                          float* C, std::int64_t ldc, std::int64_t n0, std::int64_t n1) {
-  const Kernels& kernels = *B.kernels;
-  const std::int64_t nr = kernels.nr;
-  const bool first = k0 == 0;
-  for (std::int64_t p = n0 / nr; p < panel_count(n1, nr); ++p) {
-    const float* b = B.data + p * B.K * nr + k0 * nr;
-    const std::int64_t col0 = p * nr;
-    const std::int64_t col_lo = std::max(n0, col0) - col0, col_hi = std::min(n1, col0 + nr) - col0;
-    const bool full_width = col_lo == 0 && col_hi == nr;
-    for (std::int64_t r = 0; r < mc; r += kernels.mr) {
-      const float* a = packed_a + r * kc;
-      float* c = C + r * ldc + col0;
-      const std::int64_t rows = std::min(kernels.mr, mc - r);
-      if (full_width && rows == kernels.mr)
-        kernels.micro(kc, a, b, c, ldc, first);
-      else
-        edge_tile(kernels, kc, a, b, c, ldc, rows, col_lo, col_hi, first);
-    }
-  }
-}
-}  // namespace gemm_detail
-
-/// B [K x N] packed into panels for the micro-kernel of one instruction set
-/// (the process's unless given; gemm_detail::kernels_for). Owns its memory (64-byte aligned).
-///
-/// Layout: ceil(N/nr) column panels one after another, nr = the kernel set's
-/// panel width (16, or 32 for AVX-512); panel p is K rows of nr floats
-/// (columns nr*p .. nr*p+nr-1, zero past N), so the K-block starting at row
-/// k0 of panel p is the contiguous run at (p*K + k0)*nr.
-class PackedB {
- public:
-  PackedB() = default;
-  PackedB(const float* b, std::int64_t K, std::int64_t N, std::int64_t ldb, Isa isa = active_isa())
-      : K_(K), N_(N), kernels_(&gemm_detail::kernels_for(N, isa)) {
-    const std::size_t size = bytes(K, N, isa);
-    if (size == 0) return;
-    data_.reset(static_cast<float*>(::operator new[](size, std::align_val_t{gemm_detail::kAlign})));
-    pack_into(data_.get(), b, K, N, ldb, isa);
-  }
-
-  std::int64_t rows() const { return K_; }
-  std::int64_t cols() const { return N_; }
-  const float* data() const { return data_.get(); }
-  const gemm_detail::Kernels* kernels() const { return kernels_; }
-
-  static std::size_t bytes(std::int64_t K, std::int64_t N, Isa isa = active_isa()) {
-    if (K <= 0 || N <= 0) return 0;
-    const std::int64_t nr = gemm_detail::kernels_for(N, isa).nr;
-    return static_cast<std::size_t>(gemm_detail::panel_count(N, nr) * K * nr) * sizeof(float);
-  }
-
-  /// Same layout into caller memory (dst 64-byte aligned, bytes(K, N) long).
-  static PackedBView pack_into(float* dst, const float* b, std::int64_t K, std::int64_t N, std::int64_t ldb,
-                               Isa isa = active_isa()) {
-    const gemm_detail::Kernels& kernels = gemm_detail::kernels_for(N, isa);
-    const std::int64_t nr = kernels.nr;
-    for (std::int64_t p = 0; p < gemm_detail::panel_count(N, nr); ++p) {
-      const std::int64_t col0 = p * nr, width = std::min(nr, N - col0);
-      float* out = dst + p * K * nr;
-      if (width == nr)  // a whole panel row: fixed-size copies the compiler emits as vector moves
-        for (std::int64_t k = 0; k < K; ++k) copy_row(out + k * nr, b + k * ldb + col0, nr);
-      else
-        for (std::int64_t k = 0; k < K; ++k) {
-          std::memcpy(out + k * nr, b + k * ldb + col0, static_cast<std::size_t>(width) * sizeof(float));
-          std::fill(out + k * nr + width, out + (k + 1) * nr, 0.0f);
-        }
-    }
-    return {dst, K, N, &kernels};
-  }
-
-  /// The same layout for B given transposed: element (k, n) is bt[n * ldbt + k]
-  /// (attention's K^T from K, without materialising the transpose). Walks
-  /// each source row along k (contiguous reads), writing every nr-th float.
-  static PackedBView pack_transposed_into(float* dst, const float* bt, std::int64_t K, std::int64_t N,
-                                          std::int64_t ldbt, Isa isa = active_isa()) {
-    const gemm_detail::Kernels& kernels = gemm_detail::kernels_for(N, isa);
-    const std::int64_t nr = kernels.nr;
-    for (std::int64_t p = 0; p < gemm_detail::panel_count(N, nr); ++p) {
-      const std::int64_t col0 = p * nr, width = std::min(nr, N - col0);
-      float* out = dst + p * K * nr;
-      for (std::int64_t j = 0; j < width; ++j) {
-        const float* src = bt + (col0 + j) * ldbt;
-        for (std::int64_t k = 0; k < K; ++k) out[k * nr + j] = src[k];
-      }
-      for (std::int64_t k = 0; k < K && width < nr; ++k) std::fill(out + k * nr + width, out + (k + 1) * nr, 0.0f);
-    }
-    return {dst, K, N, &kernels};
-  }
-
- private:
-  static void copy_row(float* dst, const float* src, std::int64_t nr) {
-    if (nr == 32)
-      std::memcpy(dst, src, 32 * sizeof(float));
-    else
-      std::memcpy(dst, src, 16 * sizeof(float));
-  }
-
-  std::int64_t K_ = 0, N_ = 0;
-  const gemm_detail::Kernels* kernels_ = nullptr;
-  std::unique_ptr<float[], gemm_detail::AlignedFree> data_;
-};
-
-inline PackedBView view(const PackedB& b) { return {b.data(), b.rows(), b.cols(), b.kernels()}; }
-
-/// Constant right operands packed once per plan, shared by every kernel that
-/// multiplies by the same value (an unrolled LSTM's steps all read one weight
-/// matrix: one packed copy, not one per step).
-class PackedWeightCache {
- public:
-  using Packed = std::vector<PackedB>;  // one per batch matrix
-
-  /// `b` viewed as `batches` row-major K x N matrices, packed (once per value).
-  std::shared_ptr<const Packed> get(std::uint32_t value, const float* b, std::int64_t batches, std::int64_t K,
-                                    std::int64_t N) {
-    auto& slot = packed_[value];
-    if (!slot) {
-      auto packed = std::make_shared<Packed>();
-      packed->reserve(static_cast<std::size_t>(batches));
-      for (std::int64_t i = 0; i < batches; ++i) packed->emplace_back(b + i * K * N, K, N, N);
-      slot = std::move(packed);
-    }
-    return slot;
-  }
-
-  /// Bytes of packed weights held, each value counted once.
-  std::size_t bytes() const {
-    std::size_t total = 0;
-    for (const auto& [value, packed] : packed_)
-      for (const PackedB& matrix : *packed) total += PackedB::bytes(matrix.rows(), matrix.cols());
-    return total;
-  }
-
- private:
-  std::map<std::uint32_t, std::shared_ptr<const Packed>> packed_;
-};
-
-/// Output tile sizes for a product of `batches` M x N matrices, K deep, on
-/// `threads` workers: 96 x 256 (what one thread runs best), unless that
-/// leaves fewer than two tiles per worker; then columns, and after them rows,
-/// are halved (whole panels and micro-tiles only) while a tile keeps at least
-/// kMinTileWork multiply-adds (about 2 us: less would not pay for the hand-off).
-/// Tiling never changes a result bit, so it is free to depend on the thread count.
-struct GemmTiles {
-  std::int64_t rows = 96, cols = 256;
-};
-inline constexpr std::int64_t kMinTileWork = 128 * 1024;
-inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batches, int threads,
-                            std::int64_t nr) {
-  GemmTiles tiles;
-  auto count = [&] { return batches * ((M + tiles.rows - 1) / tiles.rows) * ((N + tiles.cols - 1) / tiles.cols); };
-  auto work = [&](std::int64_t rows, std::int64_t cols) { return std::min(rows, M) * std::min(cols, N) * K; };
-  const std::int64_t wanted = threads > 1 ? 2 * threads : 1;
-  while (count() < wanted && tiles.cols / 2 >= 2 * nr && tiles.cols / 2 < N &&
-         work(tiles.rows, tiles.cols / 2) >= kMinTileWork)
-    tiles.cols /= 2;
-  while (count() < wanted && tiles.rows / 2 >= 2 * gemm_detail::kMaxMR && tiles.rows / 2 < M &&
-         work(tiles.rows / 2, tiles.cols) >= kMinTileWork)
-    tiles.rows /= 2;
-  return tiles;
-}
-
-/// Per-thread scratch needed to pack A blocks, in bytes (64-byte aligned memory expected).
-inline std::size_t gemm_scratch_bytes(std::int64_t K) {
-  const std::int64_t kc = std::clamp<std::int64_t>(K, 1, gemm_detail::kKC);
-  return static_cast<std::size_t>(gemm_detail::kMC * kc) * sizeof(float);
-}
-
-/// C[m0:m1, n0:n1] = A[m0:m1, :] · B[:, n0:n1] (overwrites C in that rectangle).
-/// A row-major with lda; C row-major with ldc. A and C need not be aligned.
-/// `scratch` holds gemm_scratch_bytes(B.K) bytes; no allocation happens here.
-inline void gemm(const float* A, std::int64_t lda, PackedBView B, float* C, std::int64_t ldc,
-                 std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1, float* scratch) {
-  using namespace gemm_detail;
-  if (m1 <= m0 || n1 <= n0) return;
-  const std::int64_t K = B.K;
-  if (K <= 0) {
-    for (std::int64_t i = m0; i < m1; ++i) std::fill(C + i * ldc + n0, C + i * ldc + n1, 0.0f);
-    return;
-  }
-  if (m1 - m0 == 1) return gemv_row(*B.kernels, A + m0 * lda, B.data, K, C + m0 * ldc, n0, n1);  // a batch-1 product
-  for (std::int64_t k0 = 0; k0 < K; k0 += kKC) {
-    const std::int64_t kc = std::min(kKC, K - k0);
-    for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {
-      const std::int64_t mc = std::min(kMC, m1 - i0);
-      pack_a(A + i0 * lda + k0, lda, mc, kc, scratch, B.kernels->mr);
-      gemm_detail::block_product(scratch, mc, kc, k0, B, C + i0 * ldc, ldc, n0, n1);
-    }
-  }
-}
-
-/// A constant left operand (convolution weights) packed once, for one fixed row
-/// range [m0, m1): every (k-block, row-block) exactly as gemm() packs it per
-/// call, so gemm(PackedA, ...) computes the same bits without the packing.
-class PackedA {
- public:
-  /// Packed for the micro-panel height of `kernels` (B must be packed for the same set).
-  PackedA(const float* a, std::int64_t lda, std::int64_t m0, std::int64_t m1, std::int64_t K,
-          const gemm_detail::Kernels& kernels = gemm_detail::kernels())
-      : m0_(m0), m1_(m1), kernels_(&kernels) {
-    using namespace gemm_detail;
-    std::int64_t floats = 0;
-    for (std::int64_t k0 = 0; k0 < K; k0 += kKC)
-      for (std::int64_t i0 = m0; i0 < m1; i0 += kMC)
-        floats += packed_a_floats(std::min(kMC, m1 - i0), std::min(kKC, K - k0), kernels.mr);
-    data_.resize(static_cast<std::size_t>(floats));
-    float* dst = data_.data();
-    for (std::int64_t k0 = 0; k0 < K; k0 += kKC)
-      for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {
-        const std::int64_t mc = std::min(kMC, m1 - i0), kc = std::min(kKC, K - k0);
-        pack_a(a + i0 * lda + k0, lda, mc, kc, dst, kernels.mr);
-        dst += packed_a_floats(mc, kc, kernels.mr);
-      }
-  }
-  std::int64_t rows_begin() const { return m0_; }
-  std::int64_t rows_end() const { return m1_; }
-  const float* data() const { return data_.data(); }
-  const gemm_detail::Kernels& kernels() const { return *kernels_; }
-
- private:
-  std::int64_t m0_, m1_;
-  const gemm_detail::Kernels* kernels_;
-  std::vector<float> data_;
-};
-
-/// C[m0:m1, n0:n1] = A · B[:, n0:n1] with A packed ahead (rows [m0, m1) of its PackedA).
-inline void gemm(const PackedA& A, PackedBView B, float* C, std::int64_t ldc, std::int64_t n0, std::int64_t n1) {
-  using namespace gemm_detail;
-  const std::int64_t m0 = A.rows_begin(), m1 = A.rows_end(), K = B.K;
-  if (A.kernels().mr != B.kernels->mr)
-    fail(ErrorCode::internal, "gemm: A was packed for ", isa_name(A.kernels().isa), " and B for ", isa_name(B.kernels->isa));
-  if (m1 <= m0 || n1 <= n0) return;
-  if (K <= 0) {
-    for (std::int64_t i = m0; i < m1; ++i) std::fill(C + i * ldc + n0, C + i * ldc + n1, 0.0f);
-    return;
-  }
-  const float* a = A.data();
-  for (std::int64_t k0 = 0; k0 < K; k0 += kKC) {
-    const std::int64_t kc = std::min(kKC, K - k0);
-    for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {
-      const std::int64_t mc = std::min(kMC, m1 - i0);
-      block_product(a, mc, kc, k0, B, C + i0 * ldc, ldc, n0, n1);
-      a += packed_a_floats(mc, kc, A.kernels().mr);
-    }
-  }
-}
-
-}  // namespace rml::exec
-// ---- end rml/exec/gemm.hpp ----
-// ---- begin rml/exec/kernels/conv_direct.hpp ----
-// Stride-1 conv2d with constant weights, without im2col.
-//
-// The input is copied once per run into a zero-padded image [C/g, Hp, Wp].
-// On that image, output pixel (oh, ow) under tap (c, i, j) reads element
-// c*Hp*Wp + (oh + i*dh)*Wp + ow + j*dw: for a fixed tap, consecutive
-// "virtual pixels" v = oh*Wp + ow read consecutive floats, across output rows
-// too. So the GEMM micro-kernel reads its B rows straight from the padded
-// image at per-tap offsets (gemm_detail::Kernels::micro_gathered): no column
-// matrix is built or packed. Virtual pixels with ow >= W' (the Wp - W' columns
-// where a window would run off the row) are computed and dropped when a tile
-// is copied out, so the waste is (kw-1)*dw of every Wp columns.
-//
-// Each output element is the same fma chain over (c, i, j) in order, then
-// + bias, as the im2col path computes: the two give the same bits.
-
-#include <algorithm>
-#include <cstring>
-#include <limits>
-#include <optional>
-#include <vector>
-
-// ---- begin rml/exec/kernels/elementwise.hpp ----
-// Elementwise ops run as groups: one pass over the output, block by block,
-// every op of a fused chain applied to a block while it is in cache. Inputs
-// ("leaves") broadcast NumPy-style through per-dimension strides. Unfused
-// execution is the same machinery with one op per group.
-
-#include <cmath>
-#include <cstring>
-#include <sstream>
-
-// ---- begin rml/exec/kernel.hpp ----
-// What every executor kernel is: a compiled step that reads and writes value
-// slots, may use scratch memory, and describes itself for `rml info`; and how
-// an op declares its kernel (KernelFor<Op>, beside its family's kernels).
-
-#include <cstddef>
-#include <cstdint>
-#include <memory>
-#include <string>
-#include <vector>
-
-// ---- begin rml/exec/thread_pool.hpp ----
-// A small thread pool for splitting one kernel's independent outputs across
-// threads. No allocation per call: the work item is a pointer to the
-// caller's callable, and the calling thread takes part.
-
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <cstdint>
-#include <exception>
-#include <mutex>
-#include <thread>
-#include <vector>
-
-namespace rml::exec {
-
-class ThreadPool {
- public:
-  /// `threads` in all, the caller included: threads - 1 workers are started.
-  explicit ThreadPool(int threads) : size_(std::max(threads, 1)) {
-    for (int i = 1; i < size_; ++i) workers_.emplace_back([this, i] { work(i); });
-  }
-  ~ThreadPool() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-      ++generation_;
-    }
-    wake_.notify_all();
-    for (auto& t : workers_) t.join();
-  }
-  ThreadPool(const ThreadPool&) = delete;
-  ThreadPool& operator=(const ThreadPool&) = delete;
-
-  int size() const { return size_; }
-
-  /// Calls fn(begin, end, thread) over [0, count) in chunks of at least
-  /// `grain` items. Which thread computes which chunk varies; kernels only
-  /// split independent outputs, so results never depend on it.
-  template <class Fn>
-  void parallel_for(std::int64_t count, std::int64_t grain, Fn&& fn) {
-    if (count <= 0) return;
-    const std::int64_t chunks = std::clamp<std::int64_t>(count / std::max<std::int64_t>(grain, 1), 1, 4 * size_);
-    if (size_ == 1 || chunks == 1) {
-      fn(std::int64_t{0}, count, 0);
-      return;
-    }
-    Job job;
-    job.count = count;
-    job.chunks = chunks;
-    job.context = &fn;
-    job.call = [](void* context, std::int64_t begin, std::int64_t end, int thread) {
-      (*static_cast<std::remove_reference_t<Fn>*>(context))(begin, end, thread);
-    };
-    run(job);
-  }
-
- private:
-  struct Job {
-    std::int64_t count = 0, chunks = 0;
-    void* context = nullptr;
-    void (*call)(void*, std::int64_t, std::int64_t, int) = nullptr;
-    std::atomic<std::int64_t> next{0};
-    std::atomic<std::int64_t> done{0};
-    std::exception_ptr error;
-    std::mutex error_mutex;
-  };
-
-  static void take_chunks(Job& job, int thread) {
-    for (std::int64_t c; (c = job.next.fetch_add(1)) < job.chunks;) {
-      const std::int64_t begin = job.count * c / job.chunks, end = job.count * (c + 1) / job.chunks;
-      try {
-        job.call(job.context, begin, end, thread);
-      } catch (...) {
-        std::lock_guard lock(job.error_mutex);
-        if (!job.error) job.error = std::current_exception();
-      }
-      job.done.fetch_add(1, std::memory_order_acq_rel);
-    }
-  }
-
-  void run(Job& job) {
-    {
-      std::lock_guard lock(mutex_);
-      job_ = &job;
-      ++generation_;
-    }
-    wake_.notify_all();
-    take_chunks(job, 0);
-    auto finished = [&] { return job.done.load() == job.chunks && active_.load() == 0; };
-    const auto spin_until = std::chrono::steady_clock::now() + spin_time;
-    while (!finished() && std::chrono::steady_clock::now() < spin_until)
-      for (int i = 0; i < 64; ++i) relax();
-    std::unique_lock lock(mutex_);
-    finished_.wait(lock, finished);
-    job_ = nullptr;
-    if (job.error) std::rethrow_exception(job.error);
-  }
-
-  void work(int thread) {
-    std::uint64_t seen = 0;
-    while (true) {
-      // Kernels run back to back, so new work usually arrives within
-      // microseconds: spin briefly before sleeping, because waking a
-      // sleeping thread costs tens of microseconds on a VM.
-      const auto spin_until = std::chrono::steady_clock::now() + spin_time;
-      while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < spin_until)
-        for (int i = 0; i < 64; ++i) relax();
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return generation_.load() != seen; });
-      seen = generation_.load();
-      if (stopping_) return;
-      Job* job = job_;
-      if (!job) continue;
-      ++active_;
-      lock.unlock();
-      take_chunks(*job, thread);
-      lock.lock();
-      --active_;
-      finished_.notify_all();
-    }
-  }
-
-  static void relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
-
-  static constexpr std::chrono::microseconds spin_time{200};
-
-  int size_;
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_, finished_;
-  std::atomic<std::uint64_t> generation_{0};
-  Job* job_ = nullptr;
-  std::atomic<int> active_{0};
-  bool stopping_ = false;
-};
-
-}  // namespace rml::exec
-// ---- end rml/exec/thread_pool.hpp ----
-// ---- begin rml/ir/graph.hpp ----
-// The in-memory IR: values with static types, nodes applying ops, named
-// inputs and outputs; and the validation every loaded graph goes through.
-
-#include <map>
-#include <optional>
-#include <string>
-#include <unordered_set>
-#include <vector>
-
-// ---- begin rml/core/tensor.hpp ----
-// Tensor: an owning, 64-byte aligned, row-major buffer with a dtype and a shape.
-
-#include <algorithm>
-#include <cstddef>
-#include <cstring>
-#include <memory>
-#include <new>
-#include <span>
-#include <vector>
-
-// ---- begin rml/core/dtype.hpp ----
-// The IR's two element types and the canonical mapping onto them.
-
-#include <cstdint>
-#include <string_view>
-
 
 namespace rml {
 
@@ -1460,8 +501,431 @@ class Tensor {
   std::unique_ptr<std::byte[], AlignedDelete> data_ = nullptr;
 };
 
+/// Tensors by name: a run's inputs and outputs.
+using TensorMap = std::map<std::string, Tensor>;
+
 }  // namespace rml
 // ---- end rml/core/tensor.hpp ----
+// ---- begin rml/ir/load_options.hpp ----
+// rml::LoadOptions: what loading and running a model may cost. Each limit is
+// checked before anything is allocated from the number it bounds, and an
+// error names the limit and the value. The defaults admit every real model;
+// a server loading untrusted files sets its own budget.
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+
+namespace rml {
+
+struct LoadOptions {
+  std::uint64_t max_graph_bytes = std::uint64_t(1) << 31;    ///< the graph's JSON file
+  std::uint64_t max_weights_bytes = std::uint64_t(1) << 40;  ///< the weights file: every stored weight
+  std::uint64_t max_header_bytes = 100'000'000;              ///< the weights file's JSON header
+  std::uint64_t max_json_depth = 32;                         ///< nesting in either JSON text
+  std::uint64_t max_nodes = 10'000'000;
+  std::uint64_t max_values = 20'000'000;
+  std::uint64_t max_rank = 32;                                   ///< dimensions of any value
+  std::uint64_t max_tensor_elements = std::uint64_t(1) << 40;    ///< elements of any value, computed ones too
+  std::uint64_t max_memory_bytes = std::uint64_t(1) << 40;       ///< an Executor's arena, scratch and packed weights
+};
+
+/// Fails naming the limit when `value` exceeds it.
+inline void check_limit(std::uint64_t value, std::uint64_t limit, std::string_view what, std::string_view field) {
+  if (value > limit) fail(ErrorCode::limit_exceeded, what, ": ", value, " exceeds the limit of ", limit, " (", field, ")");
+}
+
+namespace load_options_detail {
+struct Field {
+  std::string_view name;
+  std::uint64_t LoadOptions::*member;
+};
+inline constexpr Field fields[] = {
+    {"max_graph_bytes", &LoadOptions::max_graph_bytes},     {"max_weights_bytes", &LoadOptions::max_weights_bytes},
+    {"max_header_bytes", &LoadOptions::max_header_bytes},   {"max_json_depth", &LoadOptions::max_json_depth},
+    {"max_nodes", &LoadOptions::max_nodes},                 {"max_values", &LoadOptions::max_values},
+    {"max_rank", &LoadOptions::max_rank},                   {"max_tensor_elements", &LoadOptions::max_tensor_elements},
+    {"max_memory_bytes", &LoadOptions::max_memory_bytes},
+};
+}  // namespace load_options_detail
+
+/// Sets limits from text such as "max_nodes=1000,max_memory_bytes=1000000"
+/// (the CLI's --limits; names as the fields above).
+inline void set_limits(LoadOptions& options, std::string_view text) {
+  while (!text.empty()) {
+    const std::string_view item = text.substr(0, text.find(','));
+    text.remove_prefix(std::min(text.size(), item.size() + 1));
+    const auto equals = item.find('=');
+    if (equals == std::string_view::npos) fail(ErrorCode::invalid_argument, "limit '", item, "' must be NAME=VALUE");
+    const std::string_view name = item.substr(0, equals), value = item.substr(equals + 1);
+    std::uint64_t number = 0;
+    const auto parsed = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (parsed.ec != std::errc() || parsed.ptr != value.data() + value.size())
+      fail(ErrorCode::invalid_argument, "limit '", name, "' needs a non-negative integer, got '", value, "'");
+    bool known = false;
+    for (const auto& field : load_options_detail::fields)
+      if (field.name == name) {
+        options.*field.member = number;
+        known = true;
+      }
+    if (!known) {
+      std::string names;
+      for (const auto& field : load_options_detail::fields) names += (names.empty() ? "" : ", ") + std::string(field.name);
+      fail(ErrorCode::invalid_argument, "unknown limit '", name, "' (limits: ", names, ")");
+    }
+  }
+}
+
+}  // namespace rml
+// ---- end rml/ir/load_options.hpp ----
+
+namespace rml {
+
+struct Graph;
+struct ValidGraph;
+
+/// One input or output of a model: its name and type.
+struct TensorSpec {
+  std::string name;
+  TensorType type;
+};
+
+class Model {
+ public:
+  /// Validates `graph`. `limits` travel with the model: an Executor checks
+  /// its working memory against max_memory_bytes.
+  explicit Model(Graph graph, const LoadOptions& limits = {});
+  /// Takes a graph already validated (rml::load validates once, while reading).
+  explicit Model(ValidGraph valid, const LoadOptions& limits = {});
+
+  /// The graph (complete once rml/ir/graph.hpp is included).
+  const Graph& graph() const { return *graph_; }
+  const LoadOptions& limits() const { return limits_; }
+  /// A valid execution order of the nodes.
+  const std::vector<std::size_t>& order() const { return *order_; }
+  /// The graph's inputs and outputs, in order.
+  const std::vector<TensorSpec>& inputs() const { return signature_->inputs; }
+  const std::vector<TensorSpec>& outputs() const { return signature_->outputs; }
+
+ private:
+  struct Signature {
+    std::vector<TensorSpec> inputs, outputs;
+  };
+  void describe_signature();
+
+  std::shared_ptr<const Graph> graph_;
+  std::shared_ptr<const std::vector<std::size_t>> order_;
+  std::shared_ptr<const Signature> signature_;
+  LoadOptions limits_;
+};
+
+/// Reads and validates `path` (and its weights file) within `limits`.
+Model load(const std::filesystem::path& path, const LoadOptions& limits = {});
+
+}  // namespace rml
+
+#ifndef RML_DECLARATIONS_ONLY
+// ---- begin rml/ir/graph_io.hpp ----
+// Reading and writing rml-graph files: the JSON graph (one value or node per
+// line) and its safetensors weights file. The format is in docs/format.md.
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+// ---- begin rml/core/file.hpp ----
+// Whole-file reads and crash-safe writes. A write goes to a temporary created
+// exclusively beside the target (never through a symlink), is fsynced,
+// renamed over the target and the folder synced: a reader sees the old file
+// or the whole new one. A model and the sidecar it references are replaced
+// as a pair (write_pair). The steps are in docs/security.md.
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+
+namespace rml {
+
+/// Reads a whole file into memory. `limit` bounds the size accepted (checked
+/// before anything is allocated); `limit_name` names it in the error.
+inline std::string read_file(const std::filesystem::path& path, std::uintmax_t limit = std::uintmax_t(1) << 40,
+                             std::string_view limit_name = "") {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::io_failed, path.string(), ": not a readable file");
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) fail(ErrorCode::io_failed, path.string(), ": cannot read its size: ", ec.message());
+  if (size > limit)
+    fail(ErrorCode::limit_exceeded, path.string(), ": file of ", size, " bytes exceeds the limit of ", limit, limit_name.empty() ? "" : " (",
+         limit_name, limit_name.empty() ? "" : ")");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorCode::io_failed, path.string(), ": cannot open for reading");
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (in.gcount() != static_cast<std::streamsize>(size)) fail(ErrorCode::io_failed, path.string(), ": short read");
+  return bytes;
+}
+
+namespace file_detail {
+
+/// Test hook: called before each step of a write ("open", "write", "sync",
+/// "close", "rename", "sync folder") with the step's name; a nonzero errno it
+/// returns fails that step as if the system call had. Per thread.
+inline thread_local std::function<int(std::string_view step)> inject_fault;
+
+/// Runs one system call, or fails it with the injected errno.
+template <class Call>
+bool step(std::string_view name, Call&& call) {
+  if (inject_fault)
+    if (const int injected = inject_fault(name)) {
+      errno = injected;
+      return false;
+    }
+  return call();
+}
+
+[[noreturn]] inline void fail_step(const std::filesystem::path& path, std::string_view what, int error) {
+  fail(ErrorCode::io_failed, path.string(), ": cannot ", what, ": ", std::strerror(error));
+}
+
+inline std::filesystem::path folder_of(const std::filesystem::path& path) {
+  return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+}
+
+/// fsync of the folder, so a rename inside it survives a power cut.
+inline void sync_folder(const std::filesystem::path& folder) {
+  int fd = -1;
+  const bool ok = step("sync folder", [&] {
+    fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return fd >= 0 && ::fsync(fd) == 0;
+  });
+  const int error = errno;
+  if (fd >= 0) ::close(fd);
+  if (!ok) fail_step(folder, "sync the folder", error);
+}
+
+/// The folder sync after a commit: the new file is in place, so a failure
+/// says so rather than suggesting the old one is.
+inline void sync_after_commit(const std::filesystem::path& target) {
+  try {
+    sync_folder(folder_of(target));
+  } catch (const Error& e) {
+    fail(ErrorCode::io_failed, target.string(), ": written, but not yet durable: ", e.what());
+  }
+}
+
+/// A temporary file beside a target, created with O_EXCL and O_NOFOLLOW under
+/// an unpredictable name (`.NAME.<16 hex>.tmp`); removed unless committed.
+class TempFile {
+ public:
+  explicit TempFile(const std::filesystem::path& target) : target_(target) {
+    std::random_device entropy;
+    for (int attempt = 0; fd_ < 0; ++attempt) {
+      const std::uint64_t tag = (std::uint64_t(entropy()) << 32) ^ entropy();
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(tag));
+      path_ = folder_of(target) / ("." + target.filename().string() + "." + hex + ".tmp");
+      const bool ok = step("open", [&] {
+        fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        return fd_ >= 0;
+      });
+      if (!ok && (errno != EEXIST || attempt == 16)) fail_step(target_, "create a temporary file beside it", errno);
+    }
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(path_.c_str());
+  }
+
+  void write(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const std::size_t chunk = std::min<std::size_t>(bytes.size(), std::size_t(1) << 30);
+      ssize_t written = -1;
+      const bool ok = step("write", [&] {
+        written = ::write(fd_, bytes.data(), chunk);
+        return written >= 0;
+      });
+      if (!ok && errno == EINTR) continue;
+      if (!ok) fail_step(target_, "write", errno);
+      if (written == 0) fail_step(target_, "write", ENOSPC);
+      bytes.remove_prefix(static_cast<std::size_t>(written));
+    }
+  }
+
+  /// fsync, close, and rename over the target: the commit point.
+  void commit() {
+    if (!step("sync", [&] { return ::fsync(fd_) == 0; })) fail_step(target_, "sync", errno);
+    const int fd = std::exchange(fd_, -1);
+    if (!step("close", [&] { return ::close(fd) == 0; })) fail_step(target_, "close", errno);
+    if (!step("rename", [&] { return ::rename(path_.c_str(), target_.c_str()) == 0; }))
+      fail_step(target_, "rename the temporary file into place", errno);
+    committed_ = true;
+  }
+
+ private:
+  std::filesystem::path target_, path_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+/// FNV-1a, 64 bits: names a sidecar after its contents.
+inline std::uint64_t content_hash(std::string_view bytes) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (const char c : bytes) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  return hash;
+}
+
+/// True when `path` is a regular file (not a symlink) holding exactly `bytes`.
+inline bool holds(const std::filesystem::path& path, std::string_view bytes) {
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(path, ec);
+  if (ec || !std::filesystem::is_regular_file(status)) return false;
+  if (std::filesystem::file_size(path, ec) != bytes.size() || ec) return false;
+  std::ifstream in(path, std::ios::binary);
+  std::string chunk(std::size_t(1) << 20, '\0');
+  for (std::size_t at = 0; at < bytes.size();) {
+    in.read(chunk.data(), static_cast<std::streamsize>(std::min(chunk.size(), bytes.size() - at)));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0 || bytes.compare(at, got, chunk.data(), got) != 0) return false;
+    at += got;
+  }
+  return true;
+}
+
+inline bool exists_or_dangles(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::symlink_status(path, ec).type() != std::filesystem::file_type::not_found;
+}
+
+}  // namespace file_detail
+
+/// Writes `bytes` over `path` through an exclusive temporary: readers see the
+/// old file or the whole new one; a failure leaves the old file (or none) and
+/// no temporary. A symlink at `path` is replaced, never followed.
+inline void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
+  file_detail::TempFile temp(path);
+  temp.write(bytes);
+  temp.commit();
+  file_detail::sync_after_commit(path);
+}
+
+/// The tagged variant of a sidecar name: `w.safetensors` -> `w.<16 hex>.safetensors`.
+inline std::string tagged_sidecar_name(const std::string& preferred, std::uint64_t tag) {
+  const std::filesystem::path name(preferred);
+  char hex[18];
+  std::snprintf(hex, sizeof hex, ".%016llx", static_cast<unsigned long long>(tag));
+  return name.stem().string() + hex + name.extension().string();
+}
+
+/// True for `preferred` and its tagged variants: the names write_pair may
+/// give this model's sidecar, and so the only ones it ever removes.
+inline bool is_sidecar_name(std::string_view name, const std::string& preferred) {
+  if (name == preferred) return true;
+  const std::filesystem::path p(preferred);
+  const std::string stem = p.stem().string() + ".", ext = p.extension().string();
+  if (name.size() != stem.size() + 16 + ext.size() || !name.starts_with(stem) || !name.ends_with(ext)) return false;
+  for (const char c : name.substr(stem.size(), 16))
+    if (!std::isxdigit(static_cast<unsigned char>(c)) || std::isupper(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+/// The names in `folder` that a sidecar named from `preferred` can have:
+/// what a model whose references are not parsed may be using.
+inline std::vector<std::string> existing_sidecars(const std::filesystem::path& folder, const std::string& preferred) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+    if (is_sidecar_name(entry.path().filename().string(), preferred)) found.push_back(entry.path().filename().string());
+  return found;
+}
+
+/// The file name a new sidecar of a model in `folder` gets: `preferred` when
+/// that name is free or already holds these bytes, else a tagged variant named
+/// by a hash of the bytes, so the sidecar the current model references is
+/// never overwritten while that model is still in place.
+inline std::string choose_sidecar_name(const std::filesystem::path& folder, const std::string& preferred,
+                                       std::string_view bytes) {
+  const std::filesystem::path plain = folder / preferred;
+  if (!file_detail::exists_or_dangles(plain) || file_detail::holds(plain, bytes)) return preferred;
+  return tagged_sidecar_name(preferred, file_detail::content_hash(bytes));
+}
+
+/// A model file and the sidecar it references, replaced as a pair.
+struct FilePair {
+  std::filesystem::path primary;
+  std::string_view primary_bytes;
+  std::string sidecar_name;  // a plain name in the primary's folder, from choose_sidecar_name; empty: none
+  std::string_view sidecar_bytes;
+  std::string preferred_sidecar_name;  // what choose_sidecar_name started from
+  /// Sidecar names the replaced primary referenced: removed once the new
+  /// primary is in place, unless one is the new sidecar or is not one of the
+  /// names this pair's sidecar can have (is_sidecar_name).
+  std::vector<std::string> stale_sidecars;
+};
+
+/// Writes the sidecar first (skipped when its name already holds its bytes),
+/// then renames the primary into place (the commit), then removes the stale
+/// sidecars. A failure before the commit leaves the previous pair (or nothing)
+/// and no temporary; after it, the new pair is complete and only a failed
+/// folder sync is reported (a stale sidecar that cannot be removed stays).
+inline void write_pair(const FilePair& pair) {
+  const std::filesystem::path folder = file_detail::folder_of(pair.primary);
+  const std::filesystem::path sidecar = folder / pair.sidecar_name;
+  const bool sidecar_in_place = pair.sidecar_name.empty() || file_detail::holds(sidecar, pair.sidecar_bytes);
+  const bool sidecar_existed = file_detail::exists_or_dangles(sidecar);
+  try {
+    if (!sidecar_in_place) {
+      file_detail::TempFile temp(sidecar);
+      temp.write(pair.sidecar_bytes);
+      temp.commit();
+    }
+    file_detail::TempFile temp(pair.primary);
+    temp.write(pair.primary_bytes);
+    file_detail::sync_folder(folder);  // the sidecar's name is durable before anything references it
+    temp.commit();
+  } catch (const Error&) {
+    // A sidecar this call created is unreferenced; one it replaced held other
+    // bytes under a name no current model uses (choose_sidecar_name).
+    if (!sidecar_in_place && !sidecar_existed) ::unlink(sidecar.c_str());
+    throw;
+  }
+  for (const std::string& stale : pair.stale_sidecars)
+    if (stale != pair.sidecar_name && is_sidecar_name(stale, pair.preferred_sidecar_name))
+      ::unlink((folder / stale).c_str());
+  file_detail::sync_after_commit(pair.primary);
+}
+
+}  // namespace rml
+// ---- end rml/core/file.hpp ----
+// ---- begin rml/ir/graph.hpp ----
+// The in-memory IR: values with static types, nodes applying ops, named
+// inputs and outputs; and the validation every loaded graph goes through.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
 // ---- begin rml/registry.hpp ----
 // The op list, and everything generated from it: name lookup, the op
 // variant, shape inference with arity checks, equality and hashing.
@@ -1471,6 +935,8 @@ class Tensor {
 #include <concepts>
 #include <optional>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <variant>
 
 // ---- begin rml/ops/attention.hpp ----
@@ -2602,7 +2068,8 @@ struct OpList {
 
   /// The op with this name, its attributes at their defaults.
   static Variant make(std::string_view name) {
-    static constexpr std::array<Variant (*)(), size> makers{[]() -> Variant { return Ops{}; }...};
+    static constexpr std::array<Variant (*)(), size> makers{
+        []() -> Variant { return Variant(std::in_place_type<Ops>); }...};
     const auto index = find(name);
     if (!index) throw ExportError(ErrorCode::unknown_op, detail::concat("unknown op '", name, "'"));
     return makers[*index]();
@@ -2631,19 +2098,43 @@ using Registry = OpList<
 
 using AnyOp = Registry::Variant;
 
+/// std::visit for the op variant: calls fn with the op `op` holds, through one
+/// flat table of function pointers. libstdc++'s std::visit generates its table
+/// by recursive instantiation at every call site, which took a third of a
+/// consumer's compile time with 54 ops.
+template <class Fn, class Op>
+  requires std::same_as<std::remove_cvref_t<Op>, AnyOp>
+decltype(auto) visit_op(Fn&& fn, Op&& op) {
+  using Held = std::remove_reference_t<Op>;  // AnyOp or const AnyOp
+  return [&]<std::size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
+    using Result = decltype(fn(*std::get_if<0>(&op)));
+    using Entry = Result (*)(Fn&, Held&);
+    static constexpr Entry table[] = {+[](Fn& f, Held& held) -> Result { return f(*std::get_if<I>(&held)); }...};
+    return table[op.index()](fn, op);
+  }(std::make_index_sequence<Registry::size>{});
+}
+
+/// `op` as an AnyOp. Constructing in place names the alternative directly;
+/// the variant's converting constructor resolves an overload set of every op
+/// for each op type converted, quadratic work for the compiler.
+template <class Op>
+AnyOp as_any_op(Op&& op) {
+  return AnyOp(std::in_place_type<std::remove_cvref_t<Op>>, std::forward<Op>(op));
+}
+
 inline std::string_view op_name(const AnyOp& op) {
-  return std::visit([](const auto& o) -> std::string_view { return o.name; }, op);
+  return visit_op([](const auto& o) -> std::string_view { return o.name; }, op);
 }
 
 /// True when a node of `op` with outputs of these types runs no kernel:
 /// every output is empty and the op checks no input values.
 inline bool nothing_to_compute(const AnyOp& op, const Types& outputs) {
-  const bool checks = std::visit([](const auto& o) { return checks_input_values<std::decay_t<decltype(o)>>; }, op);
+  const bool checks = visit_op([](const auto& o) { return checks_input_values<std::decay_t<decltype(o)>>; }, op);
   return !checks && std::all_of(outputs.begin(), outputs.end(), [](const TensorType& t) { return t.elements() == 0; });
 }
 
 inline Arity op_arity(const AnyOp& op) {
-  return std::visit([](const auto& o) { return std::decay_t<decltype(o)>::arity; }, op);
+  return visit_op([](const auto& o) { return std::decay_t<decltype(o)>::arity; }, op);
 }
 
 /// Output types of `op` applied to inputs of these types: the arity check,
@@ -2659,7 +2150,7 @@ inline Types infer_types(const AnyOp& op, InputTypes inputs) {
          inputs.size());
   }
   try {
-    return std::visit([&](const auto& o) { return o.infer(inputs); }, op);
+    return visit_op([&](const auto& o) { return o.infer(inputs); }, op);
   } catch (...) {
     rethrow_with_context("op '", op_name(op), "'");
   }
@@ -2668,7 +2159,7 @@ inline Types infer_types(const AnyOp& op, InputTypes inputs) {
 /// Same op with equal attributes.
 inline bool same_op(const AnyOp& a, const AnyOp& b) {
   if (a.index() != b.index()) return false;
-  return std::visit(
+  return visit_op(
       [&](const auto& x) {
         return attributes_equal(x, std::get<std::decay_t<decltype(x)>>(b));
       },
@@ -2676,7 +2167,7 @@ inline bool same_op(const AnyOp& a, const AnyOp& b) {
 }
 
 inline std::size_t hash_op(const AnyOp& op) {
-  return std::visit([](const auto& o) { return attributes_hash(o); }, op);
+  return visit_op([](const auto& o) { return attributes_hash(o); }, op);
 }
 
 template <class Op>
@@ -2848,8 +2339,6 @@ struct ValidGraph {
   std::vector<std::size_t> order;
 };
 
-using TensorMap = std::map<std::string, Tensor>;
-
 /// Checks that `inputs` supplies every graph input, with its declared type,
 /// and nothing else.
 inline void check_inputs(const Graph& graph, const TensorMap& inputs) {
@@ -2869,6 +2358,2207 @@ inline void check_inputs(const Graph& graph, const TensorMap& inputs) {
 
 }  // namespace rml
 // ---- end rml/ir/graph.hpp ----
+// ---- begin rml/ir/json_strict.hpp ----
+// Strict JSON parsing for files rml reads: nlohmann_json silently keeps the
+// last of duplicate keys and stops at a NUL byte; a lying file must not get
+// through either way.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+
+namespace rml {
+
+namespace json_detail {
+
+/// Offset of the first byte that breaks UTF-8 (overlong forms, surrogates
+/// and code points past U+10FFFF included), or nullopt if `text` is valid.
+inline std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t length = 0;
+    unsigned char second_min = 0x80, second_max = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) second_min = 0xA0;  // overlong
+      if (lead == 0xED) second_max = 0x9F;  // surrogates
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) second_min = 0x90;  // overlong
+      if (lead == 0xF4) second_max = 0x8F;  // past U+10FFFF
+    } else {
+      return i;
+    }
+    if (text.size() - i < length) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto byte = static_cast<unsigned char>(text[i + k]);
+      const unsigned char min = k == 1 ? second_min : 0x80, max = k == 1 ? second_max : 0xBF;
+      if (byte < min || byte > max) return i;
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
+/// A SAX handler that builds the document with nlohmann's own DOM builder
+/// while checking depth and duplicate keys as the events pass: linear in the
+/// text (nlohmann's parse callback re-walks each finished container, which
+/// made 100k-node graphs quadratic).
+class StrictDomBuilder {
+ public:
+  using Json = nlohmann::json;
+  StrictDomBuilder(Json& result, const std::string& what, int max_depth)
+      : dom_(result, /*allow_exceptions=*/true), what_(what), max_depth_(max_depth) {}
+
+  bool null() { return dom_.null(); }
+  bool boolean(bool value) { return dom_.boolean(value); }
+  bool number_integer(Json::number_integer_t value) { return dom_.number_integer(value); }
+  bool number_unsigned(Json::number_unsigned_t value) { return dom_.number_unsigned(value); }
+  bool number_float(Json::number_float_t value, const Json::string_t& text) { return dom_.number_float(value, text); }
+  bool string(Json::string_t& value) { return dom_.string(value); }
+  bool binary(Json::binary_t& value) { return dom_.binary(value); }
+  bool start_object(std::size_t elements) {
+    enter();
+    keys_of_open_objects_.emplace_back();
+    return dom_.start_object(elements);
+  }
+  bool key(Json::string_t& key) {
+    if (!keys_of_open_objects_.back().insert(key).second) fail(ErrorCode::json_duplicate_key, what_, " has duplicate key '", key, "'");
+    return dom_.key(key);
+  }
+  bool end_object() {
+    --depth_;
+    keys_of_open_objects_.pop_back();
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t elements) {
+    enter();
+    return dom_.start_array(elements);
+  }
+  bool end_array() {
+    --depth_;
+    return dom_.end_array();
+  }
+  template <class Exception>
+  bool parse_error(std::size_t, const std::string&, const Exception& error) {
+    // nlohmann reports a number beyond a double's range (1e999) as out_of_range 406.
+    const bool overflow = std::is_same_v<Exception, nlohmann::detail::out_of_range> && error.id == 406;
+    fail(overflow ? ErrorCode::non_finite_number : ErrorCode::json_syntax, what_, " is not valid JSON: ", error.what());
+  }
+
+ private:
+  void enter() {
+    if (++depth_ > max_depth_) fail(ErrorCode::limit_exceeded, what_, " nests deeper than ", max_depth_, " levels");
+  }
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  const std::string& what_;
+  int max_depth_;
+  int depth_ = 0;
+  std::vector<std::unordered_set<std::string>> keys_of_open_objects_;
+};
+
+}  // namespace json_detail
+
+/// Parses `text`, rejecting invalid UTF-8, NUL bytes, duplicate keys at any depth and
+/// nesting deeper than `max_depth`. Errors start with `what`.
+inline nlohmann::json parse_json_strict(std::string_view text, const std::string& what, int max_depth) {
+  if (const auto bad = json_detail::first_invalid_utf8(text))
+    fail(ErrorCode::invalid_utf8, what, " is not valid UTF-8 (bad byte at offset ", *bad, ")");
+  // nlohmann stops at a NUL as if the input ended, which would hide whatever
+  // follows it; JSON never allows a raw NUL anyway.
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+    fail(ErrorCode::json_syntax, what, " is not valid JSON: NUL byte at offset ", nul);
+  nlohmann::json result;
+  json_detail::StrictDomBuilder builder(result, what, max_depth);
+  try {
+    // nlohmann's own sax_parse chooses the text or a binary reader at run
+    // time, so it compiles the CBOR/MessagePack/BSON/UBJSON readers too
+    // (seconds of every consumer's build); the text parser alone is enough.
+    auto input = nlohmann::detail::input_adapter(text.begin(), text.end());
+    nlohmann::detail::parser<nlohmann::json, decltype(input)>(std::move(input), nullptr, true, false)
+        .sax_parse(&builder, true);
+  } catch (const nlohmann::json::exception& e) {
+    fail(ErrorCode::json_syntax, what, " is not valid JSON: ", e.what());
+  }
+  return result;
+}
+
+}  // namespace rml
+// ---- end rml/ir/json_strict.hpp ----
+// ---- begin rml/ir/op_json.hpp ----
+// Op attributes to and from JSON, generated from each op's field table.
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <utility>
+
+
+namespace rml {
+
+using Json = nlohmann::json;
+
+namespace detail {
+
+/// JSON has no infinity or NaN, so a float attribute that is not finite (a pad
+/// value of -inf before a max) is written as one of these strings.
+inline constexpr std::array<std::pair<std::string_view, double>, 3> non_finite_spellings{
+    {{"inf", std::numeric_limits<double>::infinity()},
+     {"-inf", -std::numeric_limits<double>::infinity()},
+     {"nan", std::numeric_limits<double>::quiet_NaN()}}};
+
+inline Json float_attribute_json(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
+template <class T>
+T attribute_from_json(const Json& j, std::string_view attribute) {
+  auto bad = [&](std::string_view expected) {
+    fail(ErrorCode::invalid_attribute, "attribute '", attribute, "' must be ", expected, ", got ", j.dump());
+  };
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    if (!j.is_number_integer()) bad("an integer");
+    if (j.is_number_unsigned() && j.get<std::uint64_t>() > std::uint64_t(INT64_MAX)) bad("an int64");
+    return j.get<std::int64_t>();
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (j.is_string())
+      for (const auto& [spelling, value] : non_finite_spellings)
+        if (j.get<std::string>() == spelling) return value;
+    if (!j.is_number()) bad("a number, \"inf\", \"-inf\" or \"nan\"");
+    return j.get<double>();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!j.is_boolean()) bad("true or false");
+    return j.get<bool>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!j.is_string()) bad("a string");
+    return j.get<std::string>();
+  } else if constexpr (std::is_same_v<T, Ints>) {
+    if (!j.is_array()) bad("a list of integers");
+    Ints out;
+    for (const Json& e : j) out.push_back(attribute_from_json<std::int64_t>(e, attribute));
+    return out;
+  } else if constexpr (std::is_same_v<T, DType>) {
+    if (!j.is_string()) bad("\"f32\" or \"i32\"");
+    return parse_dtype(j.get<std::string>());
+  } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+    if (j.is_null()) return std::nullopt;
+    return attribute_from_json<double>(j, attribute);
+  }
+}
+
+template <class T>
+Json attribute_to_json(const T& value) {
+  if constexpr (std::is_same_v<T, DType>) return std::string(dtype_name(value));
+  else if constexpr (std::is_same_v<T, double>) return float_attribute_json(value);
+  else if constexpr (std::is_same_v<T, std::optional<double>>) return value ? float_attribute_json(*value) : Json(nullptr);
+  else return Json(value);
+}
+
+template <class Op>
+Op parse_attributes(const Json& attrs) {
+  Op op{};
+  std::size_t known = 0;
+  for_each_field<Op>([&](const auto& field) {
+    using T = typename std::decay_t<decltype(field)>::value_type;
+    const auto it = attrs.find(std::string(field.name));
+    if (it == attrs.end()) {
+      if (field.required) fail(ErrorCode::invalid_attribute, "missing attribute '", field.name, "'");
+      return;
+    }
+    ++known;
+    op.*field.member = attribute_from_json<T>(*it, field.name);
+  });
+  if (known != attrs.size()) {
+    for (const auto& item : attrs.items()) {
+      const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture one
+      bool declared = false;
+      for_each_field<Op>([&](const auto& field) { declared = declared || field.name == key; });
+      if (!declared) fail(ErrorCode::invalid_attribute, "unknown attribute '", key, "'");
+    }
+  }
+  return op;
+}
+
+}  // namespace detail
+
+/// The op named `name` with attributes from a JSON object. Unknown ops,
+/// unknown or missing attributes and ill-typed values are errors naming them.
+inline AnyOp op_from_json(std::string_view name, const Json& attrs) {
+  AnyOp op = Registry::make(name);
+  if (!attrs.is_null() && !attrs.is_object())
+    fail(ErrorCode::invalid_attribute, "op '", name, "': attributes must be a JSON object");
+  const Json& object = attrs.is_null() ? Json::object() : attrs;
+  try {
+    return visit_op(
+        [&](const auto& o) -> AnyOp { return as_any_op(detail::parse_attributes<std::decay_t<decltype(o)>>(object)); },
+        op);
+  } catch (...) {
+    rethrow_with_context("op '", name, "'");
+  }
+}
+
+/// Every attribute, defaults included, so a file says exactly what ran.
+inline Json op_attributes_json(const AnyOp& op) {
+  return visit_op(
+      [](const auto& o) {
+        Json out = Json::object();
+        for_each_field<std::decay_t<decltype(o)>>(
+            [&](const auto& field) { out[std::string(field.name)] = detail::attribute_to_json(o.*field.member); });
+        return out;
+      },
+      op);
+}
+
+}  // namespace rml
+// ---- end rml/ir/op_json.hpp ----
+// ---- begin rml/ir/safetensors.hpp ----
+// Reading and writing the Hugging Face safetensors format: an 8-byte
+// little-endian header length N, N bytes of UTF-8 JSON describing each tensor,
+// then the data region that the JSON's data_offsets index into.
+//
+// The reader trusts nothing: every length, offset, dtype and key is checked,
+// and every size is checked before anything is allocated from it.
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+
+namespace rml {
+
+// The format stores little-endian data; rml copies it unswapped.
+static_assert(std::endian::native == std::endian::little, "safetensors I/O assumes a little-endian host");
+static_assert(std::numeric_limits<float>::is_iec559 && std::numeric_limits<double>::is_iec559);
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+struct SafetensorsContents {
+  NamedTensors tensors;  // in data-offset order
+  std::map<std::string, std::string> metadata;
+};
+
+namespace safetensors_detail {
+
+// Limits taken from the reference (Rust) implementation.
+inline constexpr std::uint64_t max_header_bytes = 100'000'000;
+inline constexpr std::size_t length_prefix_bytes = 8;
+inline constexpr std::size_t data_alignment = 64;
+// A valid header nests at most {entry: {shape: [...]}}; anything deeper is
+// rejected while parsing.
+inline constexpr int max_header_depth = 3;
+inline constexpr std::string_view metadata_key = "__metadata__";
+
+// ---- element types ----
+
+/// How a file dtype is stored and which rml dtype it becomes.
+enum class StoredKind { f32, i32, f16, bf16, f64, i64, boolean };
+
+struct StoredDType {
+  std::string_view name;
+  StoredKind kind;
+  std::int64_t bytes;
+  DType canonical;
+};
+
+inline constexpr StoredDType readable_dtypes[] = {
+    {"F32", StoredKind::f32, 4, DType::f32},   {"I32", StoredKind::i32, 4, DType::i32},
+    {"F16", StoredKind::f16, 2, DType::f32},   {"BF16", StoredKind::bf16, 2, DType::f32},
+    {"F64", StoredKind::f64, 8, DType::f32},   {"I64", StoredKind::i64, 8, DType::i32},
+    {"BOOL", StoredKind::boolean, 1, DType::f32},
+};
+
+// Dtypes the format defines that have no canonical rml mapping.
+inline constexpr std::string_view unsupported_dtypes[] = {
+    "U8",  "I8",  "U16",     "I16",     "U32",     "U64", "F8_E4M3",
+    "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64",
+};
+
+inline const StoredDType& stored_dtype(std::string_view name, const std::string& what) {
+  for (const StoredDType& dtype : readable_dtypes)
+    if (dtype.name == name) return dtype;
+  if (std::ranges::find(unsupported_dtypes, name) != std::end(unsupported_dtypes))
+    fail(ErrorCode::weights_dtype, what, ": unsupported dtype '", name, "' (rml reads F32, I32, F16, BF16, F64, I64, BOOL)");
+  fail(ErrorCode::weights_dtype, what, ": unknown dtype '", name, "'");
+}
+
+inline float f16_to_f32(std::uint16_t half) {
+  const std::uint32_t sign = std::uint32_t{half} >> 15 << 31;
+  const std::uint32_t exponent = (half >> 10) & 0x1F;
+  const std::uint32_t mantissa = half & 0x3FF;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in f32
+    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 0x1F)  // infinity or NaN; the NaN payload is kept
+    return std::bit_cast<float>(sign | 0x7F800000u | mantissa << 13);
+  return std::bit_cast<float>(sign | (exponent + 127 - 15) << 23 | mantissa << 13);
+}
+
+// bf16 is the top half of an f32, so widening is exact for every value.
+inline float bf16_to_f32(std::uint16_t bits) { return std::bit_cast<float>(std::uint32_t{bits} << 16); }
+
+/// Reads a T from possibly unaligned bytes.
+template <class T>
+T load(const char* bytes) {
+  T value;
+  std::memcpy(&value, bytes, sizeof value);
+  return value;
+}
+
+/// Converts `bytes` (already checked to hold exactly the shape's elements)
+/// into a canonical rml tensor.
+inline Tensor decode_tensor(const StoredDType& dtype, const Shape& shape, std::string_view bytes,
+                            const std::string& what) {
+  Tensor tensor(dtype.canonical, shape);
+  const auto count = static_cast<std::size_t>(tensor.elements());
+  const char* in = bytes.data();
+  switch (dtype.kind) {
+    case StoredKind::f32:
+    case StoredKind::i32:
+      if (count != 0) std::memcpy(tensor.raw(), in, bytes.size());
+      break;
+    case StoredKind::f16:
+    case StoredKind::bf16: {
+      const auto widen = dtype.kind == StoredKind::f16 ? f16_to_f32 : bf16_to_f32;
+      auto out = tensor.values<float>();
+      for (std::size_t i = 0; i < count; ++i) out[i] = widen(load<std::uint16_t>(in + 2 * i));
+      break;
+    }
+    case StoredKind::f64: {
+      auto out = tensor.values<float>();  // rounds to nearest; overflow becomes infinity
+      for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<float>(load<double>(in + 8 * i));
+      break;
+    }
+    case StoredKind::i64: {
+      auto out = tensor.values<std::int32_t>();
+      for (std::size_t i = 0; i < count; ++i) {
+        const auto value = load<std::int64_t>(in + 8 * i);
+        if (value < INT32_MIN || value > INT32_MAX)
+          fail(ErrorCode::weights_dtype, what, ": I64 value ", value, " at index ", i, " is outside the i32 range");
+        out[i] = static_cast<std::int32_t>(value);
+      }
+      break;
+    }
+    case StoredKind::boolean: {
+      auto out = tensor.values<float>();
+      for (std::size_t i = 0; i < count; ++i) {
+        const auto byte = static_cast<unsigned char>(in[i]);
+        if (byte > 1) fail(ErrorCode::weights_dtype, what, ": BOOL byte ", int{byte}, " at index ", i, " is neither 0 nor 1");
+        out[i] = byte;
+      }
+      break;
+    }
+  }
+  return tensor;
+}
+
+// ---- header ----
+
+/// Parses the header as JSON, rejecting what nlohmann would silently accept:
+/// duplicate keys (it keeps the last) and needless nesting.
+inline nlohmann::json parse_header_json(std::string_view header, const std::string& source) {
+  if (header.empty() || header.front() != '{') fail(ErrorCode::weights_header, source, ": header does not start with '{'");
+  return parse_json_strict(header, source + ": header", max_header_depth);
+}
+
+/// A JSON integer in [0, INT64_MAX]; `field` names it in messages.
+inline std::int64_t non_negative_integer(const nlohmann::json& value, const std::string& what,
+                                         std::string_view field) {
+  if (value.is_number_unsigned()) {
+    const auto number = value.get<std::uint64_t>();
+    if (number > static_cast<std::uint64_t>(INT64_MAX)) fail(ErrorCode::size_overflow, what, ": ", field, " ", number, " is too large");
+    return static_cast<std::int64_t>(number);
+  }
+  if (value.is_number_integer()) {
+    const auto number = value.get<std::int64_t>();
+    if (number < 0) fail(ErrorCode::weights_header, what, ": ", field, " ", number, " is negative");
+    return number;
+  }
+  fail(ErrorCode::weights_header, what, ": ", field, " must be a non-negative integer, got a ", value.type_name());
+}
+
+/// One tensor's header entry, checked on its own and against the data size.
+struct TensorEntry {
+  std::string name;
+  const StoredDType* dtype;
+  Shape shape;
+  std::int64_t begin;
+  std::int64_t end;
+};
+
+inline std::string describe_tensor(const std::string& source, const std::string& name) {
+  return detail::concat(source, ": tensor '", name, "'");
+}
+
+inline void check_entry_keys(const nlohmann::json& entry, const std::string& what) {
+  if (!entry.is_object()) fail(ErrorCode::weights_header, what, ": entry is not an object (it must hold dtype, shape, data_offsets)");
+  for (auto it = entry.begin(); it != entry.end(); ++it)
+    if (it.key() != "dtype" && it.key() != "shape" && it.key() != "data_offsets")
+      fail(ErrorCode::weights_header, what, ": unexpected key '", it.key(), "' (an entry holds exactly dtype, shape, data_offsets)");
+  for (const char* key : {"dtype", "shape", "data_offsets"})
+    if (!entry.contains(key)) fail(ErrorCode::weights_header, what, ": missing key '", key, "'");
+}
+
+inline TensorEntry parse_entry(const std::string& name, const nlohmann::json& entry,
+                               std::uint64_t data_size, const std::string& source) {
+  const std::string what = describe_tensor(source, name);
+  check_entry_keys(entry, what);
+
+  const nlohmann::json& dtype_name = entry.at("dtype");
+  if (!dtype_name.is_string()) fail(ErrorCode::weights_header, what, ": dtype must be a string");
+  const StoredDType& dtype = stored_dtype(dtype_name.get_ref<const std::string&>(), what);
+
+  const nlohmann::json& dims = entry.at("shape");
+  if (!dims.is_array()) fail(ErrorCode::weights_header, what, ": shape must be an array of non-negative integers");
+  Shape shape;
+  shape.reserve(dims.size());
+  for (const nlohmann::json& dim : dims) shape.push_back(non_negative_integer(dim, what, "shape dimension"));
+  const std::string size_what = what + ": size of shape " + to_string(shape);
+  const std::int64_t byte_length = checked_mul(element_count(shape, size_what), dtype.bytes, size_what);
+
+  const nlohmann::json& offsets = entry.at("data_offsets");
+  if (!offsets.is_array() || offsets.size() != 2) fail(ErrorCode::weights_header, what, ": data_offsets must be [begin, end]");
+  const std::int64_t begin = non_negative_integer(offsets[0], what, "data_offsets begin");
+  const std::int64_t end = non_negative_integer(offsets[1], what, "data_offsets end");
+  if (begin > end) fail(ErrorCode::weights_offsets, what, ": data_offsets begin ", begin, " is greater than end ", end);
+  if (static_cast<std::uint64_t>(end) > data_size)
+    fail(ErrorCode::weights_offsets, what, ": data_offsets end ", end, " is past the end of the data region (", data_size, " bytes)");
+  if (end - begin != byte_length)
+    fail(ErrorCode::weights_offsets, what, ": data_offsets span ", end - begin, " bytes but ", to_string(shape), " ", dtype.name,
+         " elements need ", byte_length);
+  return {name, &dtype, std::move(shape), begin, end};
+}
+
+inline std::map<std::string, std::string> parse_metadata(const nlohmann::json& metadata,
+                                                         const std::string& source) {
+  if (!metadata.is_object()) fail(ErrorCode::weights_header, source, ": __metadata__ must be an object of strings");
+  std::map<std::string, std::string> result;
+  for (auto it = metadata.begin(); it != metadata.end(); ++it) {
+    if (!it->is_string()) fail(ErrorCode::weights_header, source, ": __metadata__ value for '", it.key(), "' is not a string");
+    result.emplace(it.key(), it->get<std::string>());
+  }
+  return result;
+}
+
+/// Sorts entries by offset and checks they tile the data region exactly:
+/// from 0, no gap, no overlap, nothing after the last tensor.
+inline void check_layout(std::vector<TensorEntry>& entries, std::uint64_t data_size,
+                         const std::string& source) {
+  std::ranges::stable_sort(entries, {}, [](const TensorEntry& e) { return std::pair(e.begin, e.end); });
+  std::int64_t expected_begin = 0;
+  const TensorEntry* previous = nullptr;
+  for (const TensorEntry& entry : entries) {
+    const std::string what = describe_tensor(source, entry.name);
+    if (entry.begin < expected_begin)
+      fail(ErrorCode::weights_offsets, what, ": data [", entry.begin, ", ", entry.end, ") overlaps tensor '", previous->name, "'");
+    if (entry.begin > expected_begin)
+      fail(ErrorCode::weights_offsets, what, ": gap of ", entry.begin - expected_begin, " bytes before its data at offset ", entry.begin);
+    expected_begin = entry.end;
+    previous = &entry;
+  }
+  if (static_cast<std::uint64_t>(expected_begin) != data_size)
+    fail(ErrorCode::weights_trailing_bytes, source, ": ", data_size - static_cast<std::uint64_t>(expected_begin),
+         " trailing bytes after the last tensor's data");
+}
+
+// ---- writing ----
+
+inline std::string_view stored_name(DType dtype) { return dtype == DType::f32 ? "F32" : "I32"; }
+
+inline void check_names(const NamedTensors& tensors) {
+  std::set<std::string_view> seen;
+  for (const auto& [name, tensor] : tensors) {
+    if (name == metadata_key) fail(ErrorCode::invalid_argument, "safetensors: tensor name '", metadata_key, "' is reserved for metadata");
+    if (!seen.insert(name).second) fail(ErrorCode::duplicate_definition, "safetensors: duplicate tensor name '", name, "'");
+  }
+}
+
+/// Header JSON text, keys in the given order. Assembled entry by entry rather
+/// than in one ordered_json, whose inserts are linear (quadratic overall).
+inline std::string header_json(const NamedTensors& tensors,
+                               const std::map<std::string, std::string>& metadata) {
+  using Json = nlohmann::ordered_json;
+  std::string text = "{";
+  auto append_member = [&](std::string_view key, const Json& value) {
+    if (text.size() > 1) text += ',';
+    text += Json(key).dump(-1, ' ', false, Json::error_handler_t::strict);
+    text += ':';
+    text += value.dump(-1, ' ', false, Json::error_handler_t::strict);
+  };
+  try {
+    if (!metadata.empty()) append_member(metadata_key, Json(metadata));
+    std::uint64_t offset = 0;
+    for (const auto& [name, tensor] : tensors) {
+      Json entry = Json::object();
+      entry["dtype"] = stored_name(tensor.dtype());
+      entry["shape"] = tensor.shape();
+      entry["data_offsets"] = Json::array({offset, offset + tensor.bytes()});
+      append_member(name, entry);
+      offset += tensor.bytes();
+    }
+  } catch (const Json::exception& e) {
+    fail(ErrorCode::invalid_utf8, "safetensors: a tensor name or metadata string is not valid UTF-8: ", e.what());
+  }
+  return text + '}';
+}
+
+}  // namespace safetensors_detail
+
+namespace safetensors_detail {
+
+/// A file's bytes held in memory.
+struct MemoryBytes {
+  std::string_view bytes;
+  std::uint64_t size() const { return bytes.size(); }
+  void read(std::uint64_t offset, std::size_t count, char* out) const {
+    if (count) std::memcpy(out, bytes.data() + offset, count);
+  }
+};
+
+/// A file's bytes read piece by piece, so each tensor goes straight from the
+/// file into its own buffer: loading never holds the file twice.
+class FileBytes {
+ public:
+  FileBytes(const std::filesystem::path& path, std::uintmax_t limit, std::string_view limit_name) : name_(path.string()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::io_failed, name_, ": not a readable file");
+    size_ = std::filesystem::file_size(path, ec);
+    if (ec) fail(ErrorCode::io_failed, name_, ": cannot read its size: ", ec.message());
+    if (size_ > limit)
+      fail(ErrorCode::limit_exceeded, name_, ": file of ", size_, " bytes exceeds the limit of ", limit, limit_name.empty() ? "" : " (", limit_name,
+           limit_name.empty() ? "" : ")");
+    in_.open(path, std::ios::binary);
+    if (!in_) fail(ErrorCode::io_failed, name_, ": cannot open for reading");
+  }
+  std::uint64_t size() const { return size_; }
+  void read(std::uint64_t offset, std::size_t count, char* out) {
+    in_.seekg(static_cast<std::streamoff>(offset));
+    in_.read(out, static_cast<std::streamsize>(count));
+    if (!in_ || in_.gcount() != static_cast<std::streamsize>(count))
+      fail(ErrorCode::io_failed, name_, ": short read at offset ", offset, " (did the file change while it was read?)");
+  }
+
+ private:
+  std::string name_;
+  std::uint64_t size_ = 0;
+  std::ifstream in_;
+};
+
+/// One tensor from `count` stored bytes at `offset`: F32 and I32 are read
+/// straight into the tensor; other dtypes through a buffer of their own size.
+template <class Bytes>
+Tensor read_tensor(Bytes& bytes, const TensorEntry& entry, std::uint64_t offset, const std::string& what) {
+  const auto count = static_cast<std::size_t>(entry.end - entry.begin);
+  if (entry.dtype->kind == StoredKind::f32 || entry.dtype->kind == StoredKind::i32) {
+    Tensor tensor(entry.dtype->canonical, entry.shape);
+    if (count) bytes.read(offset, count, reinterpret_cast<char*>(tensor.raw()));
+    return tensor;
+  }
+  std::string stored(count, '\0');
+  bytes.read(offset, count, stored.data());
+  return decode_tensor(*entry.dtype, entry.shape, stored, what);
+}
+
+/// Checks the header completely, then reads each tensor's data.
+template <class Bytes>
+SafetensorsContents parse(Bytes& bytes, const std::string& source, std::uint64_t header_limit = max_header_bytes) {
+  const std::uint64_t size = bytes.size();
+  if (size < length_prefix_bytes)
+    fail(ErrorCode::weights_truncated, source, ": file of ", size, " bytes is too short for the 8-byte header length");
+  char prefix[length_prefix_bytes];
+  bytes.read(0, length_prefix_bytes, prefix);
+  const auto header_length = load<std::uint64_t>(prefix);
+  if (header_length > std::min(header_limit, max_header_bytes))
+    fail(ErrorCode::limit_exceeded, source, ": header length ", header_length, " exceeds the ", std::min(header_limit, max_header_bytes),
+         "-byte limit (LoadOptions::max_header_bytes)");
+  if (header_length > size - length_prefix_bytes)
+    fail(ErrorCode::weights_truncated, source, ": header length ", header_length, " runs past the end of the file (", size, " bytes)");
+  std::string header(static_cast<std::size_t>(header_length), '\0');
+  bytes.read(length_prefix_bytes, header.size(), header.data());
+  const std::uint64_t data_start = length_prefix_bytes + header_length, data_size = size - data_start;
+
+  const nlohmann::json root = parse_header_json(header, source);
+  SafetensorsContents contents;
+  std::vector<TensorEntry> entries;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (it.key() == metadata_key)
+      contents.metadata = parse_metadata(*it, source);
+    else
+      entries.push_back(parse_entry(it.key(), *it, data_size, source));
+  }
+  check_layout(entries, data_size, source);
+
+  contents.tensors.reserve(entries.size());
+  for (const TensorEntry& entry : entries)
+    contents.tensors.emplace_back(entry.name, read_tensor(bytes, entry, data_start + static_cast<std::uint64_t>(entry.begin),
+                                                          describe_tensor(source, entry.name)));
+  return contents;
+}
+
+}  // namespace safetensors_detail
+
+/// Parses a whole safetensors file held in memory. `source_name` names the file in
+/// error messages.
+inline SafetensorsContents parse_safetensors(std::string_view bytes, std::string_view source_name) {
+  safetensors_detail::MemoryBytes memory{bytes};
+  return safetensors_detail::parse(memory, std::string(source_name));
+}
+
+/// Reads a safetensors file: the header first, then each tensor from the file
+/// into its own buffer (peak memory: the tensors, not the file twice).
+/// `options` bounds the file and its header (max_weights_bytes, max_header_bytes).
+inline SafetensorsContents read_safetensors(const std::filesystem::path& path, const LoadOptions& options = {}) {
+  safetensors_detail::FileBytes file(path, options.max_weights_bytes, "LoadOptions::max_weights_bytes");
+  return safetensors_detail::parse(file, path.string(), options.max_header_bytes);
+}
+
+/// The file's bytes: f32 as F32, i32 as I32, in the given order, data region
+/// 64-byte aligned. Same input, same bytes.
+inline std::string serialize_safetensors(const NamedTensors& tensors,
+                                         const std::map<std::string, std::string>& metadata = {}) {
+  namespace sd = safetensors_detail;
+  sd::check_names(tensors);
+  std::string header = sd::header_json(tensors, metadata);
+  // Trailing spaces are JSON whitespace; they align the data region.
+  const std::size_t unaligned = (sd::length_prefix_bytes + header.size()) % sd::data_alignment;
+  if (unaligned != 0) header.append(sd::data_alignment - unaligned, ' ');
+  if (header.size() > sd::max_header_bytes)
+    fail(ErrorCode::limit_exceeded, "safetensors: header of ", header.size(), " bytes exceeds the ", sd::max_header_bytes,
+         "-byte limit");
+
+  std::size_t data_size = 0;
+  for (const auto& [name, tensor] : tensors) data_size += tensor.bytes();
+  std::string file;
+  file.reserve(sd::length_prefix_bytes + header.size() + data_size);
+  const std::uint64_t header_length = header.size();
+  file.append(reinterpret_cast<const char*>(&header_length), sizeof header_length);
+  file += header;
+  for (const auto& [name, tensor] : tensors)
+    file.append(reinterpret_cast<const char*>(tensor.raw()), tensor.bytes());
+  return file;
+}
+
+/// Writes atomically: a failure leaves no file and no temporary behind.
+inline void write_safetensors(const std::filesystem::path& path, const NamedTensors& tensors,
+                              const std::map<std::string, std::string>& metadata = {}) {
+  std::string bytes;
+  try {
+    bytes = serialize_safetensors(tensors, metadata);
+  } catch (const Error&) {
+    rethrow_with_context(path.string());
+  }
+  write_file_atomically(path, bytes);
+}
+
+}  // namespace rml
+// ---- end rml/ir/safetensors.hpp ----
+
+namespace rml {
+
+inline constexpr std::string_view graph_format_name = "rml-graph";
+inline constexpr std::int64_t graph_format_version = 1;
+/// Unnamed constants up to this many finite elements are written inline.
+inline constexpr std::int64_t max_inline_elements = 16;
+
+namespace detail {
+
+using OrderedJson = nlohmann::ordered_json;
+
+/// A weights file named by a graph must be a plain name in the graph's folder.
+inline void check_plain_file_name(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+      name.find('\\') != std::string::npos || name.find('\0') != std::string::npos)
+    fail(ErrorCode::unsafe_weights_path, "weights file '", name, "' must be a plain file name in the graph's folder (no '/', '..' or absolute path)");
+}
+
+/// The shortest decimal that reads back as exactly `value` through a double.
+inline OrderedJson float_json(float value) {
+  char text[32];
+  const auto result = std::to_chars(text, text + sizeof text, value);
+  const double shortest = std::strtod(std::string(text, result.ptr).c_str(), nullptr);
+  return static_cast<float>(shortest) == value ? shortest : static_cast<double>(value);
+}
+
+inline OrderedJson inline_data_json(const Tensor& t) {
+  OrderedJson data = OrderedJson::array();
+  if (t.dtype() == DType::f32)
+    for (float v : t.values<float>()) data.push_back(float_json(v));
+  else
+    for (std::int32_t v : t.values<std::int32_t>()) data.push_back(v);
+  return data;
+}
+
+inline bool should_inline(const Value& value) {
+  if (!value.name.empty() || value.data->elements() > max_inline_elements) return false;
+  if (value.data->dtype() == DType::f32)
+    for (float v : value.data->values<float>())
+      if (!std::isfinite(v)) return false;  // JSON has no inf or NaN
+  return true;
+}
+
+inline Tensor inline_data_from_json(const Json& data, const TensorType& type, ValueId id) {
+  if (!data.is_array()) fail(ErrorCode::graph_schema, "value ", id, ": 'data' must be an array");
+  if (static_cast<std::int64_t>(data.size()) != element_count(type.shape))
+    fail(ErrorCode::graph_schema, "value ", id, ": 'data' has ", data.size(), " numbers, shape ", to_string(type.shape),
+         " needs ", element_count(type.shape));
+  Tensor t(type);
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    const Json& x = data[i];
+    if (type.dtype == DType::f32) {
+      if (!x.is_number()) fail(ErrorCode::graph_schema, "value ", id, ": data[", i, "] is not a number");
+      t.values<float>()[i] = static_cast<float>(x.get<double>());
+    } else {
+      if (!x.is_number_integer()) fail(ErrorCode::graph_schema, "value ", id, ": data[", i, "] is not an integer");
+      if (x.is_number_unsigned() && x.get<std::uint64_t>() > std::uint64_t(INT32_MAX))
+        fail(ErrorCode::dtype_mismatch, "value ", id, ": data[", i, "] is outside the i32 range");
+      t.values<std::int32_t>()[i] = canonical_i32(x.get<std::int64_t>(), detail::concat("value ", id));
+    }
+  }
+  return t;
+}
+
+inline const Json& member(const Json& object, const char* key, std::string_view where) {
+  const auto it = object.find(key);
+  if (it == object.end()) fail(ErrorCode::graph_schema, where, ": missing '", key, "'");
+  return *it;
+}
+
+inline std::int64_t integer(const Json& j, std::string_view what) {
+  if (!j.is_number_integer()) fail(ErrorCode::graph_schema, what, " must be an integer, got ", j.dump());
+  if (j.is_number_unsigned() && j.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+    fail(ErrorCode::size_overflow, what, " is too large");
+  return j.get<std::int64_t>();
+}
+
+inline ValueId value_id(const Json& j, std::size_t value_count, std::string_view what) {
+  const std::int64_t id = integer(j, what);
+  if (id < 0 || id >= static_cast<std::int64_t>(value_count))
+    fail(ErrorCode::undefined_value, what, " refers to value ", id, ", which does not exist (the graph has ", value_count,
+         " values)");
+  return static_cast<ValueId>(id);
+}
+
+inline std::string string_member(const Json& object, const char* key, std::string_view where) {
+  const Json& j = member(object, key, where);
+  if (!j.is_string()) fail(ErrorCode::graph_schema, where, ": '", key, "' must be a string");
+  return j.get<std::string>();
+}
+
+inline std::vector<NamedValue> named_values(const Json& list, const char* what,
+                                            std::size_t value_count) {
+  if (!list.is_array()) fail(ErrorCode::graph_schema, "'", what, "' must be an array");
+  std::vector<NamedValue> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string where = concat(what, "[", i, "]");
+    if (!list[i].is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
+    out.push_back({string_member(list[i], "name", where),
+                   value_id(member(list[i], "value", where), value_count, where)});
+  }
+  return out;
+}
+
+inline ValidGraph graph_from_json(const Json& doc, const std::filesystem::path& folder, const LoadOptions& limits) {
+  if (!doc.is_object()) fail(ErrorCode::graph_schema, "the graph must be a JSON object");
+  const auto format = doc.find("format");
+  if (format == doc.end() || !format->is_string() || format->get<std::string>() != graph_format_name)
+    fail(ErrorCode::format_version, "not an rml-graph file (\"format\" must be \"", graph_format_name, "\")");
+  const std::int64_t version = integer(member(doc, "version", "graph"), "\"version\"");
+  if (version != graph_format_version)
+    fail(ErrorCode::format_version, "unsupported format version ", version, " (this rml reads version ",
+         graph_format_version, ")");
+
+  std::map<std::string, Tensor> weights;
+  if (const auto it = doc.find("weights"); it != doc.end()) {
+    if (!it->is_string()) fail(ErrorCode::graph_schema, "'weights' must be a string");
+    const std::string file = it->get<std::string>();
+    check_plain_file_name(file);
+    // The graph names a file in its own folder; a link would let it name any file.
+    std::error_code ec;
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(folder / file, ec)))
+      fail(ErrorCode::unsafe_weights_path, "weights file '", file, "' is a symbolic link: rml reads weights only from regular files");
+    for (auto& [name, tensor] : read_safetensors(folder / file, limits).tensors)
+      weights.emplace(name, std::move(tensor));
+  }
+
+  Graph graph;
+  const Json& values = member(doc, "values", "graph");
+  if (!values.is_array()) fail(ErrorCode::graph_schema, "'values' must be an array");
+  check_limit(values.size(), limits.max_values, "values", "LoadOptions::max_values");
+  const auto inputs = named_values(member(doc, "inputs", "graph"), "inputs", values.size());
+  std::vector<bool> is_input(values.size(), false);
+  for (const NamedValue& in : inputs) is_input[in.value] = true;
+
+  for (std::size_t v = 0; v < values.size(); ++v) {
+    const Json& entry = values[v];
+    const std::string where = concat("value ", v);
+    if (!entry.is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
+    if (integer(member(entry, "id", where), where + " id") != static_cast<std::int64_t>(v))
+      fail(ErrorCode::graph_schema, where, ": 'id' must equal its position ", v, " (values are numbered densely)");
+    Value value;
+    value.type.dtype = parse_dtype(string_member(entry, "dtype", where));
+    const Json& shape = member(entry, "shape", where);
+    if (!shape.is_array()) fail(ErrorCode::graph_schema, where, ": 'shape' must be an array");
+    check_limit(shape.size(), limits.max_rank, where + " rank", "LoadOptions::max_rank");
+    for (const Json& d : shape) value.type.shape.push_back(integer(d, where + " dimension"));
+    check_limit(static_cast<std::uint64_t>(element_count(value.type.shape, where)), limits.max_tensor_elements,
+                where + " elements", "LoadOptions::max_tensor_elements");
+    const bool has_weight = entry.contains("weight"), has_data = entry.contains("data");
+    if (has_weight && has_data) fail(ErrorCode::graph_schema, where, ": has both 'weight' and 'data'");
+    if (has_weight) {
+      const std::string key = string_member(entry, "weight", where);
+      const auto it = weights.find(key);
+      if (it == weights.end()) fail(ErrorCode::weights_mismatch, where, ": weight '", key, "' is not in the weights file");
+      if (it->second.type() != value.type)
+        fail(ErrorCode::weights_mismatch, where, ": weight '", key, "' is ", to_string(it->second.type()),
+             " in the weights file but the graph declares ", to_string(value.type));
+      value.data = std::move(it->second);
+      weights.erase(it);
+      value.kind = ValueKind::constant;
+      value.name = entry.contains("name") ? string_member(entry, "name", where) : "";
+    } else if (has_data) {
+      value.data = inline_data_from_json(entry["data"], value.type, static_cast<ValueId>(v));
+      value.kind = ValueKind::constant;
+    } else {
+      value.kind = is_input[v] ? ValueKind::input : ValueKind::node_output;
+    }
+    if (value.kind == ValueKind::constant && is_input[v])
+      fail(ErrorCode::graph_schema, where, " is both a constant and input");
+    graph.values.push_back(std::move(value));
+  }
+  if (!weights.empty())
+    fail(ErrorCode::weights_mismatch, "the weights file holds tensor '", weights.begin()->first, "', which no value uses");
+
+  const Json& nodes = member(doc, "nodes", "graph");
+  if (!nodes.is_array()) fail(ErrorCode::graph_schema, "'nodes' must be an array");
+  check_limit(nodes.size(), limits.max_nodes, "nodes", "LoadOptions::max_nodes");
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    const Json& entry = nodes[n];
+    std::string where = concat("node ", n);
+    if (!entry.is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
+    const std::string op = string_member(entry, "op", where);
+    where += " (" + op + ")";
+    Node node{op_from_json(op, entry.contains("attrs") ? entry["attrs"] : Json::object()), {}, {}};
+    for (const char* key : {"inputs", "outputs"}) {
+      const Json& ids = member(entry, key, where);
+      if (!ids.is_array()) fail(ErrorCode::graph_schema, where, ": '", key, "' must be an array");
+      auto& target = std::string_view(key) == "inputs" ? node.inputs : node.outputs;
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        target.push_back(value_id(ids[i], values.size(), concat(where, ": ", key, "[", i, "]")));
+    }
+    graph.nodes.push_back(std::move(node));
+  }
+  graph.inputs = inputs;
+  graph.outputs = named_values(member(doc, "outputs", "graph"), "outputs", values.size());
+  std::vector<std::size_t> order = validate(graph);
+  return {std::move(graph), std::move(order)};
+}
+
+}  // namespace detail
+
+/// Parses and validates graph JSON text; a weights file it names is read
+/// from `folder`. Checks the limits except the file size, which the caller has.
+inline ValidGraph parse_valid_graph(std::string_view json_text, const std::filesystem::path& folder,
+                                    const LoadOptions& limits = {}) {
+  // Graphs nest values' shapes and attributes a few levels deep; the default 32 is ample.
+  const int depth = static_cast<int>(std::min<std::uint64_t>(limits.max_json_depth, 1 << 20));
+  const Json doc = parse_json_strict(json_text, "malformed JSON: the graph", depth);
+  return detail::graph_from_json(doc, folder, limits);
+}
+
+/// Loads and validates a graph and its weights, keeping the execution order
+/// validation found, within `limits`. Every error names the file.
+inline ValidGraph read_valid_graph(const std::filesystem::path& path, const LoadOptions& limits = {}) {
+  try {
+    return parse_valid_graph(read_file(path, limits.max_graph_bytes, "LoadOptions::max_graph_bytes"),
+                             path.parent_path(), limits);
+  } catch (...) {
+    rethrow_with_context(path.string());
+  }
+}
+
+/// Loads and validates a graph and its weights within `limits`. Every error names the file.
+inline Graph read_graph(const std::filesystem::path& path, const LoadOptions& limits = {}) {
+  return read_valid_graph(path, limits).graph;
+}
+
+/// Values renumbered densely: inputs first, then constants in order of first
+/// use, then node outputs in execution order. Returns old id -> new id.
+inline Graph renumbered(const Graph& graph) {
+  const std::vector<std::size_t> order = validate(graph);
+  constexpr ValueId unassigned = ~ValueId{0};
+  std::vector<ValueId> new_id(graph.values.size(), unassigned);
+  Graph out;
+  auto assign = [&](ValueId old) {
+    if (new_id[old] != unassigned) return;
+    new_id[old] = static_cast<ValueId>(out.values.size());
+    out.values.push_back(graph.values[old]);
+  };
+  for (const NamedValue& in : graph.inputs) assign(in.value);
+  for (std::size_t n : order)
+    for (ValueId id : graph.nodes[n].inputs)
+      if (graph.values[id].kind == ValueKind::constant) assign(id);
+  for (std::size_t n : order) {
+    Node node = graph.nodes[n];
+    for (ValueId& id : node.inputs) id = new_id[id];  // inputs precede in execution order
+    for (ValueId& id : node.outputs) {
+      assign(id);
+      id = new_id[id];
+    }
+    out.nodes.push_back(std::move(node));
+  }
+  for (NamedValue in : graph.inputs) out.inputs.push_back({in.name, new_id[in.value]});
+  for (NamedValue o : graph.outputs) out.outputs.push_back({o.name, new_id[o.value]});
+  return out;
+}
+
+namespace detail {
+
+/// The weights file the graph now at `path` references, if it is a graph;
+/// write_graph removes it once the new pair is in place.
+inline std::vector<std::string> referenced_weights(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ec))) return {};
+  std::string text;
+  try {
+    text = read_file(path, 1ull << 31);
+  } catch (const Error&) {
+    return {};
+  }
+  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("weights") || !doc["weights"].is_string()) return {};
+  return {doc["weights"].get<std::string>()};
+}
+
+}  // namespace detail
+
+/// Writes `graph` as `path` (JSON) and a safetensors file beside it named
+/// after it (`m.json` -> `m.safetensors`, or `m.<hash>.safetensors` while the
+/// graph being replaced still uses that name): the pair is replaced together
+/// (write_pair), so a failure leaves the previous graph loadable. Values are
+/// renumbered densely; constants nothing reads are not written.
+inline void write_graph(const Graph& graph, const std::filesystem::path& path) {
+  try {
+    const Graph g = renumbered(graph);
+    std::filesystem::path preferred_weights = path.filename();
+    preferred_weights.replace_extension(".safetensors");
+    if (preferred_weights == path.filename()) fail(ErrorCode::invalid_argument, "the graph file must not end in .safetensors");
+
+    NamedTensors stored;
+    std::vector<std::string> weight_key(g.values.size());
+    std::unordered_set<std::string> keys;
+    for (const Value& v : g.values)
+      if (v.kind == ValueKind::constant && !v.name.empty() && !keys.insert(v.name).second)
+        fail(ErrorCode::duplicate_definition, "two constants are named '", v.name, "'");
+    for (std::size_t id = 0; id < g.values.size(); ++id) {
+      const Value& v = g.values[id];
+      if (v.kind != ValueKind::constant || detail::should_inline(v)) continue;
+      std::string key = v.name;
+      for (int suffix = 0; key.empty() || (v.name.empty() && keys.count(key)); ++suffix)
+        key = detail::concat("const.", id, suffix ? detail::concat(".", suffix) : "");
+      keys.insert(key);
+      weight_key[id] = key;
+      stored.emplace_back(key, *v.data);
+    }
+
+    const std::string weights_bytes = serialize_safetensors(stored);
+    const std::string weights_name =
+        choose_sidecar_name(file_detail::folder_of(path), preferred_weights.string(), weights_bytes);
+
+    std::string text = "{\"format\": \"rml-graph\", \"version\": " +
+                       std::to_string(graph_format_version) + ",\n\"weights\": " +
+                       Json(weights_name).dump() + ",\n";
+    auto named_list = [](const std::vector<NamedValue>& list) {
+      detail::OrderedJson out = detail::OrderedJson::array();
+      for (const NamedValue& nv : list) out.push_back({{"name", nv.name}, {"value", nv.value}});
+      return out.dump();
+    };
+    text += "\"inputs\": " + named_list(g.inputs) + ",\n";
+    text += "\"outputs\": " + named_list(g.outputs) + ",\n";
+    text += "\"values\": [\n";
+    for (std::size_t id = 0; id < g.values.size(); ++id) {
+      const Value& v = g.values[id];
+      detail::OrderedJson line{{"id", id}, {"dtype", dtype_name(v.type.dtype)}, {"shape", v.type.shape}};
+      if (v.kind == ValueKind::constant) {
+        if (!v.name.empty()) line["name"] = v.name;
+        if (weight_key[id].empty()) line["data"] = detail::inline_data_json(*v.data);
+        else line["weight"] = weight_key[id];
+      }
+      text += line.dump() + (id + 1 < g.values.size() ? ",\n" : "\n");
+    }
+    text += "],\n\"nodes\": [\n";
+    for (std::size_t n = 0; n < g.nodes.size(); ++n) {
+      const Node& node = g.nodes[n];
+      detail::OrderedJson line{{"op", op_name(node.op)},
+                               {"inputs", node.inputs},
+                               {"outputs", node.outputs},
+                               {"attrs", detail::OrderedJson::parse(op_attributes_json(node.op).dump())}};
+      text += line.dump() + (n + 1 < g.nodes.size() ? ",\n" : "\n");
+    }
+    text += "]}\n";
+
+    write_pair({.primary = path,
+                .primary_bytes = text,
+                .sidecar_name = weights_name,
+                .sidecar_bytes = weights_bytes,
+                .preferred_sidecar_name = preferred_weights.string(),
+                .stale_sidecars = detail::referenced_weights(path)});
+  } catch (...) {
+    rethrow_with_context(path.string());
+  }
+}
+
+}  // namespace rml
+// ---- end rml/ir/graph_io.hpp ----
+
+namespace rml {
+
+RML_SPLIT_INLINE Model::Model(Graph graph, const LoadOptions& limits)
+    : graph_(std::make_shared<const Graph>(std::move(graph))), limits_(limits) {
+  order_ = std::make_shared<const std::vector<std::size_t>>(validate(*graph_));
+  describe_signature();
+}
+
+RML_SPLIT_INLINE Model::Model(ValidGraph valid, const LoadOptions& limits)
+    : graph_(std::make_shared<const Graph>(std::move(valid.graph))),
+      order_(std::make_shared<const std::vector<std::size_t>>(std::move(valid.order))),
+      limits_(limits) {
+  describe_signature();
+}
+
+RML_SPLIT_INLINE void Model::describe_signature() {
+  Signature signature;
+  for (const NamedValue& in : graph_->inputs) signature.inputs.push_back({in.name, graph_->type(in.value)});
+  for (const NamedValue& out : graph_->outputs) signature.outputs.push_back({out.name, graph_->type(out.value)});
+  signature_ = std::make_shared<const Signature>(std::move(signature));
+}
+
+RML_SPLIT_INLINE Model load(const std::filesystem::path& path, const LoadOptions& limits) {
+  return Model(read_valid_graph(path, limits), limits);
+}
+
+}  // namespace rml
+#endif
+// ---- end rml/exec/model.hpp ----
+
+namespace rml {
+
+namespace exec {
+struct Plan;
+}
+
+struct ExecutorOptions {
+  int threads = 1;   ///< threads per run, the caller's included
+  bool fuse = true;  ///< fuse elementwise chains and matmul/conv epilogues
+};
+
+/// A way to stop a run between kernels: a flag another thread sets, or a
+/// deadline. A stopped run throws rml::Error; its output buffers hold partial
+/// results.
+struct RunControl {
+  const std::atomic<bool>* cancel = nullptr;
+  std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
+};
+
+/// A caller's buffer for one input: exactly the input's bytes, row-major.
+struct InputBuffer {
+  const void* data;
+  std::size_t bytes;
+};
+/// A caller's buffer that receives one output.
+struct OutputBuffer {
+  void* data;
+  std::size_t bytes;
+};
+
+class Executor {
+ public:
+  explicit Executor(const Model& model, ExecutorOptions options = {});
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const Model& model() const { return model_; }
+  const ExecutorOptions& options() const { return options_; }
+  /// Peak bytes of the arena holding intermediate values (per run context).
+  std::size_t arena_bytes() const;
+  /// Memory the plan holds in prepacked weights (on top of the model's constants).
+  std::size_t packed_weight_bytes() const;
+  /// What a run needs besides the model and its inputs: packed weights, a
+  /// run context's arena and scratch, and the outputs (checked against
+  /// LoadOptions::max_memory_bytes when the plan is made).
+  /// Saturates at 2^64 - 1 (over any limit) rather than wrapping.
+  std::uint64_t working_memory_bytes() const;
+  /// The compiled plan (complete once rml/exec/plan.hpp is included).
+  const exec::Plan& plan() const { return *plan_; }
+
+  /// Zero-copy run: inputs and outputs in graph order, in the caller's memory.
+  /// `control` may stop it between kernels.
+  void run(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
+           const RunControl& control = {}) const;
+
+  /// Named tensors in, named tensors out (allocates the outputs).
+  TensorMap run(const TensorMap& inputs, const RunControl& control = {}) const;
+
+  /// Seconds each kernel of the plan takes, in plan order: the median over
+  /// `runs` whole runs (after one warm-up), each kernel timed in place within
+  /// the run, so caches hold what a real run leaves in them.
+  std::vector<double> profile(const TensorMap& inputs, int runs) const;
+
+  /// The plan, for `rml info`: kernels, fused groups, arena bytes.
+  std::string describe() const;
+
+ private:
+  struct Context;  // everything one run needs; reused across runs
+  struct Lease;
+
+  void run_timed(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
+                 std::span<double> kernel_seconds, const RunControl& control = {}) const;
+  template <class Run>
+  TensorMap run_buffers(const TensorMap& inputs, Run&& run) const;
+  std::unique_ptr<Context> acquire() const;
+  void release(std::unique_ptr<Context> context) const;
+  void check_bytes(const char* what, const TensorSpec& spec, std::size_t bytes) const;
+
+  Model model_;
+  ExecutorOptions options_;
+  std::unique_ptr<const exec::Plan> plan_;
+  mutable std::mutex mutex_;
+  mutable std::vector<std::unique_ptr<Context>> idle_;
+};
+
+}  // namespace rml
+
+#ifndef RML_DECLARATIONS_ONLY
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+// ---- begin rml/exec/plan.hpp ----
+// Compiling a graph into a plan: nodes grouped and fused (exec/fusion.hpp),
+// one kernel per group or node from the registry's dispatch
+// (exec/dispatch.hpp), then memory laid out from lifetimes (exec/memory.hpp).
+
+#include <algorithm>
+#include <memory>
+
+// ---- begin rml/exec/memory.hpp ----
+// Where each value lives at run time: graph inputs and outputs in the caller's
+// buffers, constants in the model, reshapes and epilogue products as aliases,
+// every other intermediate in one arena laid out from lifetimes (greedy
+// best-fit, exec/arena.hpp), with elementwise groups written in place where
+// nothing reads their input afterwards; plus the scratch the kernels need.
+
+// ---- begin rml/exec/arena.hpp ----
+// Arena layout: one offset per buffer, from buffer lifetimes, so buffers
+// that are never alive at the same time share memory.
+
+#include <algorithm>
+#include <cstddef>
+#include <numeric>
+#include <vector>
+
+namespace rml::exec {
+
+inline constexpr std::size_t arena_alignment = 64;
+
+inline std::size_t align_up(std::size_t n, std::size_t alignment = arena_alignment) {
+  return (n + alignment - 1) / alignment * alignment;
+}
+
+/// A buffer alive from step `first` through step `last`, inclusive.
+struct Lifetime {
+  std::size_t bytes;
+  std::size_t first, last;
+};
+
+struct ArenaLayout {
+  std::vector<std::size_t> offsets;  // per buffer
+  std::size_t bytes = 0;             // peak
+};
+
+/// Greedy best-fit: largest buffers first, each at the lowest offset that no
+/// buffer with an overlapping lifetime occupies.
+inline ArenaLayout plan_arena(const std::vector<Lifetime>& buffers) {
+  ArenaLayout layout;
+  layout.offsets.assign(buffers.size(), 0);
+  std::vector<std::size_t> order(buffers.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return buffers[a].bytes > buffers[b].bytes; });
+  std::vector<std::size_t> placed;
+  for (std::size_t index : order) {
+    const Lifetime& buffer = buffers[index];
+    const std::size_t size = align_up(std::max<std::size_t>(buffer.bytes, 1));
+    std::vector<std::pair<std::size_t, std::size_t>> busy;  // [begin, end) of overlapping buffers
+    for (std::size_t other : placed) {
+      const Lifetime& o = buffers[other];
+      if (o.first <= buffer.last && buffer.first <= o.last)
+        busy.emplace_back(layout.offsets[other], layout.offsets[other] + align_up(std::max<std::size_t>(o.bytes, 1)));
+    }
+    std::sort(busy.begin(), busy.end());
+    std::size_t offset = 0;
+    for (const auto& [begin, end] : busy) {
+      if (begin >= offset + size) break;
+      offset = std::max(offset, end);
+    }
+    layout.offsets[index] = offset;
+    layout.bytes = std::max(layout.bytes, offset + size);
+    placed.push_back(index);
+  }
+  return layout;
+}
+
+}  // namespace rml::exec
+// ---- end rml/exec/arena.hpp ----
+// ---- begin rml/exec/fusion.hpp ----
+// Which nodes run together: elementwise nodes joined along single-reader edges
+// of equal shape become one group, single-reader broadcast_to nodes become a
+// group's broadcasting leaves, and a matmul or conv2d whose product only feeds
+// a group takes that group as its epilogue. Unfused, every elementwise node is
+// a group of one, so both paths compute each element with the same functions.
+
+#include <numeric>
+#include <optional>
+
+// ---- begin rml/exec/dispatch.hpp ----
+// The executor's op -> kernel dispatch, generated from the op registry: every
+// op in the list must declare its kernel (KernelFor<Op>) or, if elementwise,
+// its block function (BlockFor<Op>); a missing one is a compile error whose
+// instantiation trace names the op.
+
+#include <optional>
+
+// ---- begin rml/exec/kernels/conv_pool.hpp ----
+// conv2d as a GEMM over columns packed per pixel tile, with bias and a fused
+// epilogue per output tile; pools as direct loops.
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+// ---- begin rml/exec/gemm.hpp ----
+// Single-precision GEMM, C = A · B, with B packed ahead of time (Goto/BLIS).
+//
+// Determinism: every C element is one fused-multiply-add chain over k in
+// order, c = fma(a[K-1], b[K-1], ... fma(a[0], b[0], 0)). The K blocking
+// only decides when the running sums pass through C between blocks, which
+// does not change a single rounding, and M/N tiling never touches the order.
+// So any split of the M and N ranges (across threads or calls) produces
+// bit-identical results, and every instruction set's kernels
+// (exec/gemm_kernels.hpp) give the same bits too.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <new>
+#include <vector>
+
+// ---- begin rml/exec/gemm_kernels.hpp ----
+// The GEMM's inner loops, one set per instruction set (exec/isa.hpp), and the
+// packed-B panel width each set is written for.
+//
+// micro: an mr x nr tile of C, continuing (or starting, when `first`) the
+//        running sums over kc steps of packed A (kc x mr) and packed B (kc x nr).
+// row:   one row of A against `panels` consecutive packed B panels (1..4),
+//        without packing A: the batch-1 product (a recurrent step, a GEMV).
+//
+// Every set computes each C element as the same fma chain over k in order,
+// so all of them give the same bits (only the lanes per instruction differ).
+
+#include <cmath>
+#include <cstdint>
+
+// ---- begin rml/exec/isa.hpp ----
+// Which vector instructions the executor's hot loops use, chosen at run time.
+//
+// The library is header-only and consumers compile it with whatever flags
+// they like, so the inner loops (GEMM micro-kernels, transcendental blocks)
+// are compiled for every instruction set they have a version for, through
+// per-function target attributes, and one version is picked once per process
+// from what the CPU reports: AVX-512 (F, VL, DQ, BW), else AVX2 with FMA,
+// else portable C++. The environment variable RML_ISA (portable, avx2 or
+// avx512) lowers the choice, to compare paths or reproduce a slower machine.
+//
+// Every version computes the same bits: each output element is the same
+// sequence of IEEE operations (one fma chain per GEMM element; the same
+// polynomial and the same fmas per lane in the transcendentals), only the
+// number of lanes per instruction differs. tests/test_simd_math.cpp checks it.
+
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
+#define RML_X86_DISPATCH 1
+#include <immintrin.h>
+// Functions that may use the instructions named, whatever the translation
+// unit's own -m flags are. Only called after the CPU was checked for them.
+#define RML_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define RML_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")))
+// The same for every function defined between BEGIN and END (code written
+// once and included under each target: exec/simd_lanes.inl).
+#if defined(__clang__)
+#define RML_BEGIN_TARGET_AVX2 _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
+#define RML_BEGIN_TARGET_AVX512 \
+  _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512vl,avx512dq,avx512bw,avx2,fma\"))), apply_to = function)")
+#define RML_END_TARGET _Pragma("clang attribute pop")
+#else
+#define RML_BEGIN_TARGET_AVX2 _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
+#define RML_BEGIN_TARGET_AVX512 \
+  _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512vl,avx512dq,avx512bw,avx2,fma\")")
+#define RML_END_TARGET _Pragma("GCC pop_options")
+#endif
+#else
+#define RML_X86_DISPATCH 0
+#endif
+
+namespace rml::exec {
+
+/// Instruction sets with their own code paths, slowest first.
+enum class Isa { portable, avx2, avx512 };
+
+inline std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::avx512: return "avx512";
+    case Isa::avx2: return "avx2";
+    case Isa::portable: break;
+  }
+  return "portable";
+}
+
+/// The fastest path this CPU can run (asked once).
+inline Isa cpu_isa() {
+  static const Isa isa = [] {
+#if RML_X86_DISPATCH
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512bw"))
+      return Isa::avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::avx2;
+#endif
+    return Isa::portable;
+  }();
+  return isa;
+}
+
+/// `cpu` lowered to what RML_ISA asks for (`requested` is its value, or null).
+inline Isa choose_isa(Isa cpu, const char* requested) {
+  if (!requested || !*requested) return cpu;
+  const std::string_view name(requested);
+  for (Isa isa : {Isa::portable, Isa::avx2, Isa::avx512})
+    if (name == isa_name(isa)) return isa < cpu ? isa : cpu;
+  fail(ErrorCode::invalid_argument, "RML_ISA='", name, "' is not one of portable, avx2, avx512");
+}
+
+/// The path every executor of this process uses (decided on first use).
+inline Isa active_isa() {
+  static const Isa isa = choose_isa(cpu_isa(), std::getenv("RML_ISA"));
+  return isa;
+}
+
+}  // namespace rml::exec
+// ---- end rml/exec/isa.hpp ----
+
+namespace rml::exec::gemm_detail {
+
+// Loops over registers must be unrolled whole, or GCC at -O2 keeps the
+// accumulator arrays in memory (measured 2x slower).
+#define RML_UNROLL _Pragma("GCC unroll 16")
+
+/// Rows of A per micro-tile: 6 with 16 vector registers (AVX2, portable), 8
+/// with 32 (AVX-512), which also divides the usual channel counts.
+inline constexpr std::int64_t kMaxMR = 8;
+/// The widest packed B panel of any set (edge tiles are staged in a buffer this wide).
+inline constexpr std::int64_t kMaxNR = 32;
+/// The most panels `row` takes at once.
+inline constexpr int kRowPanels = 4;
+
+struct Kernels {
+  Isa isa;
+  std::int64_t mr;  // rows per packed A micro-panel
+  std::int64_t nr;  // columns per packed B panel
+  void (*micro)(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, bool first);
+  /// The same tile with B row k read from b + offsets[k] (nr floats there):
+  /// a convolution's taps read straight from its zero-padded input.
+  void (*micro_gathered)(std::int64_t kc, const float* a, const float* b, const std::int64_t* offsets, float* c,
+                         std::int64_t ldc, bool first);
+  void (*row)(const float* a, const float* b, std::int64_t K, int panels, float* out);
+};
+
+/// Where a micro-kernel finds row k of its B panel.
+template <std::int64_t NR>
+struct PackedRows {  // one after another
+  const float* b;
+  const float* operator()(std::int64_t k) const { return b + k * NR; }
+};
+struct GatheredRows {  // anywhere
+  const float* b;
+  const std::int64_t* offsets;
+  const float* operator()(std::int64_t k) const { return b + offsets[k]; }
+};
+
+/// The two entry points of a micro-kernel written once over its B rows.
+template <template <class> class Micro, std::int64_t NR>
+struct MicroEntries {
+  static void packed(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, bool first) {
+    Micro<PackedRows<NR>>::run(kc, a, PackedRows<NR>{b}, c, ldc, first);
+  }
+  static void gathered(std::int64_t kc, const float* a, const float* b, const std::int64_t* offsets, float* c,
+                       std::int64_t ldc, bool first) {
+    Micro<GatheredRows>::run(kc, a, GatheredRows{b, offsets}, c, ldc, first);
+  }
+};
+
+// ---- portable: 6 x 16, std::fma per element ----
+
+template <class Rows>
+struct MicroPortable {
+  static constexpr std::int64_t kMR = 6;
+  static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+    constexpr std::int64_t nr = 16;
+    float acc[kMR][nr];
+    for (std::int64_t i = 0; i < kMR; ++i)
+      for (std::int64_t j = 0; j < nr; ++j) acc[i][j] = first ? 0.0f : c[i * ldc + j];
+    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+      const float* b = rows(k);
+      for (std::int64_t i = 0; i < kMR; ++i)
+        for (std::int64_t j = 0; j < nr; ++j) acc[i][j] = std::fma(a[i], b[j], acc[i][j]);
+    }
+    for (std::int64_t i = 0; i < kMR; ++i)
+      for (std::int64_t j = 0; j < nr; ++j) c[i * ldc + j] = acc[i][j];
+  }
+};
+
+inline void row_portable(const float* a, const float* b, std::int64_t K, int panels, float* out) {
+  constexpr std::int64_t nr = 16;
+  RML_UNROLL
+  for (int q = 0; q < panels; ++q)
+    for (std::int64_t j = 0; j < nr; ++j) {
+      float acc = 0.0f;
+      for (std::int64_t k = 0; k < K; ++k) acc = std::fma(a[k], b[(q * K + k) * nr + j], acc);
+      out[q * nr + j] = acc;
+    }
+}
+
+#if RML_X86_DISPATCH
+
+// ---- AVX2 + FMA: 6 x 16, twelve ymm accumulators ----
+
+template <class Rows>
+struct MicroAvx2 {
+  static constexpr std::int64_t kMR = 6;
+  RML_TARGET_AVX2 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+    // Written out: with 15 of the 16 ymm registers live, an array of
+    // accumulators lets GCC spill some of them to the stack (measured 1.8x slower).
+    __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+    if (first) {
+      c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
+    } else {
+      c00 = _mm256_loadu_ps(c + 0 * ldc), c01 = _mm256_loadu_ps(c + 0 * ldc + 8);
+      c10 = _mm256_loadu_ps(c + 1 * ldc), c11 = _mm256_loadu_ps(c + 1 * ldc + 8);
+      c20 = _mm256_loadu_ps(c + 2 * ldc), c21 = _mm256_loadu_ps(c + 2 * ldc + 8);
+      c30 = _mm256_loadu_ps(c + 3 * ldc), c31 = _mm256_loadu_ps(c + 3 * ldc + 8);
+      c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);
+      c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);
+    }
+    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+      const float* b = rows(k);
+      const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+      __m256 ai = _mm256_broadcast_ss(a + 0);
+      c00 = _mm256_fmadd_ps(ai, b0, c00), c01 = _mm256_fmadd_ps(ai, b1, c01);
+      ai = _mm256_broadcast_ss(a + 1);
+      c10 = _mm256_fmadd_ps(ai, b0, c10), c11 = _mm256_fmadd_ps(ai, b1, c11);
+      ai = _mm256_broadcast_ss(a + 2);
+      c20 = _mm256_fmadd_ps(ai, b0, c20), c21 = _mm256_fmadd_ps(ai, b1, c21);
+      ai = _mm256_broadcast_ss(a + 3);
+      c30 = _mm256_fmadd_ps(ai, b0, c30), c31 = _mm256_fmadd_ps(ai, b1, c31);
+      ai = _mm256_broadcast_ss(a + 4);
+      c40 = _mm256_fmadd_ps(ai, b0, c40), c41 = _mm256_fmadd_ps(ai, b1, c41);
+      ai = _mm256_broadcast_ss(a + 5);
+      c50 = _mm256_fmadd_ps(ai, b0, c50), c51 = _mm256_fmadd_ps(ai, b1, c51);
+    }
+    _mm256_storeu_ps(c + 0 * ldc, c00), _mm256_storeu_ps(c + 0 * ldc + 8, c01);
+    _mm256_storeu_ps(c + 1 * ldc, c10), _mm256_storeu_ps(c + 1 * ldc + 8, c11);
+    _mm256_storeu_ps(c + 2 * ldc, c20), _mm256_storeu_ps(c + 2 * ldc + 8, c21);
+    _mm256_storeu_ps(c + 3 * ldc, c30), _mm256_storeu_ps(c + 3 * ldc + 8, c31);
+    _mm256_storeu_ps(c + 4 * ldc, c40), _mm256_storeu_ps(c + 4 * ldc + 8, c41);
+    _mm256_storeu_ps(c + 5 * ldc, c50), _mm256_storeu_ps(c + 5 * ldc + 8, c51);
+  }
+};
+
+/// P panels, 2P fma chains in flight to hide the FMA latency.
+template <int P>
+RML_TARGET_AVX2 inline void row_avx2_panels(const float* a, const float* b, std::int64_t K, float* out) {
+  __m256 acc[2 * P];
+  RML_UNROLL
+  for (int i = 0; i < 2 * P; ++i) acc[i] = _mm256_setzero_ps();
+  for (std::int64_t k = 0; k < K; ++k) {
+    const __m256 ak = _mm256_broadcast_ss(a + k);
+    RML_UNROLL
+    for (int q = 0; q < P; ++q) {
+      const float* bk = b + (q * K + k) * 16;
+      acc[2 * q] = _mm256_fmadd_ps(ak, _mm256_loadu_ps(bk), acc[2 * q]);
+      acc[2 * q + 1] = _mm256_fmadd_ps(ak, _mm256_loadu_ps(bk + 8), acc[2 * q + 1]);
+    }
+  }
+  RML_UNROLL
+  for (int i = 0; i < 2 * P; ++i) _mm256_storeu_ps(out + i * 8, acc[i]);
+}
+
+RML_TARGET_AVX2 inline void row_avx2(const float* a, const float* b, std::int64_t K, int panels, float* out) {
+  switch (panels) {
+    case 4: return row_avx2_panels<4>(a, b, K, out);
+    case 3: return row_avx2_panels<3>(a, b, K, out);
+    case 2: return row_avx2_panels<2>(a, b, K, out);
+    default: return row_avx2_panels<1>(a, b, K, out);
+  }
+}
+
+// ---- AVX-512: 8 x 32, sixteen zmm accumulators (B panels twice as wide) ----
+
+template <class Rows>
+struct MicroAvx512 {
+  static constexpr std::int64_t kMR = 8;
+  RML_TARGET_AVX512 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+    __m512 acc[kMR][2];
+    RML_UNROLL
+    for (int i = 0; i < kMR; ++i)
+      RML_UNROLL
+      for (int h = 0; h < 2; ++h) acc[i][h] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + i * ldc + 16 * h);
+    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+      const float* b = rows(k);
+      const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+      RML_UNROLL
+      for (int i = 0; i < kMR; ++i) {
+        const __m512 ai = _mm512_set1_ps(a[i]);
+        acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+        acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+      }
+    }
+    RML_UNROLL
+    for (int i = 0; i < kMR; ++i)
+      RML_UNROLL
+      for (int h = 0; h < 2; ++h) _mm512_storeu_ps(c + i * ldc + 16 * h, acc[i][h]);
+  }
+};
+
+template <int P>
+RML_TARGET_AVX512 inline void row_avx512_panels(const float* a, const float* b, std::int64_t K, float* out) {
+  __m512 acc[2 * P];
+  RML_UNROLL
+  for (int i = 0; i < 2 * P; ++i) acc[i] = _mm512_setzero_ps();
+  for (std::int64_t k = 0; k < K; ++k) {
+    const __m512 ak = _mm512_set1_ps(a[k]);
+    RML_UNROLL
+    for (int q = 0; q < P; ++q) {
+      const float* bk = b + (q * K + k) * 32;
+      acc[2 * q] = _mm512_fmadd_ps(ak, _mm512_loadu_ps(bk), acc[2 * q]);
+      acc[2 * q + 1] = _mm512_fmadd_ps(ak, _mm512_loadu_ps(bk + 16), acc[2 * q + 1]);
+    }
+  }
+  RML_UNROLL
+  for (int i = 0; i < 2 * P; ++i) _mm512_storeu_ps(out + i * 16, acc[i]);
+}
+
+RML_TARGET_AVX512 inline void row_avx512(const float* a, const float* b, std::int64_t K, int panels, float* out) {
+  switch (panels) {
+    case 4: return row_avx512_panels<4>(a, b, K, out);
+    case 3: return row_avx512_panels<3>(a, b, K, out);
+    case 2: return row_avx512_panels<2>(a, b, K, out);
+    default: return row_avx512_panels<1>(a, b, K, out);
+  }
+}
+
+#endif  // RML_X86_DISPATCH
+
+/// The kernel set for `isa` (the portable one where this build has no other).
+/// Asking for more than the CPU runs is an error, not an illegal instruction later.
+inline const Kernels& kernels(Isa isa) {
+  if (isa > cpu_isa()) fail(ErrorCode::unsupported, "this CPU cannot run the ", isa_name(isa), " kernels");
+  static constexpr Kernels portable{Isa::portable, 6, 16, MicroEntries<MicroPortable, 16>::packed,
+                                    MicroEntries<MicroPortable, 16>::gathered, row_portable};
+#if RML_X86_DISPATCH
+  static constexpr Kernels avx2{Isa::avx2, 6, 16, MicroEntries<MicroAvx2, 16>::packed,
+                                MicroEntries<MicroAvx2, 16>::gathered, row_avx2};
+  static constexpr Kernels avx512{Isa::avx512, 8, 32, MicroEntries<MicroAvx512, 32>::packed,
+                                  MicroEntries<MicroAvx512, 32>::gathered, row_avx512};
+  if (isa == Isa::avx512) return avx512;
+  if (isa == Isa::avx2) return avx2;
+#endif
+  (void)isa;
+  return portable;
+}
+
+/// The set this process runs (exec/isa.hpp: active_isa()).
+inline const Kernels& kernels() { return kernels(active_isa()); }
+
+/// The set for a B of N columns: AVX-512's 32-wide panels would mostly
+/// multiply padding when N <= 16, so those products take the AVX2 set (the
+/// same bits; measured on a 256x256 @ 256x8 product: 66 -> 41 us).
+inline const Kernels& kernels_for(std::int64_t N, Isa isa = active_isa()) {
+  return kernels(isa == Isa::avx512 && N <= 16 ? Isa::avx2 : isa);
+}
+
+}  // namespace rml::exec::gemm_detail
+// ---- end rml/exec/gemm_kernels.hpp ----
+
+namespace rml::exec {
+
+namespace gemm_detail {
+
+/// K-block depth: one B micro-panel (kKC x nr floats, 16 or 32 KiB) stays in L1.
+inline constexpr std::int64_t kKC = 256;
+/// Rows of A packed at once: a kMC x kKC block (72 KiB) stays in L2 with
+/// room for the B panels streaming past it (measured best of 48..240).
+inline constexpr std::int64_t kMC = 72;
+inline constexpr std::size_t kAlign = 64;
+
+inline std::int64_t panel_count(std::int64_t N, std::int64_t nr) { return (N + nr - 1) / nr; }
+
+struct AlignedFree {
+  void operator()(float* p) const { ::operator delete[](p, std::align_val_t{kAlign}); }
+};
+
+/// Packs rows [0, rows) x k [0, kc) of A (row-major, lda) into mr-row
+/// micro-panels: panel r holds, for each k, the mr values A[r*mr + i][k].
+/// Rows past `rows` are zero so edge tiles run the same kernel.
+inline void pack_a(const float* a, std::int64_t lda, std::int64_t rows, std::int64_t kc, float* dst, std::int64_t mr) {
+  for (std::int64_t r0 = 0; r0 < rows; r0 += mr) {
+    const std::int64_t valid = std::min(mr, rows - r0);
+    const float* src[kMaxMR];
+    for (std::int64_t i = 0; i < mr; ++i) src[i] = a + (r0 + std::min(i, valid - 1)) * lda;
+    for (std::int64_t k = 0; k < kc; ++k, dst += mr)
+      for (std::int64_t i = 0; i < mr; ++i) dst[i] = i < valid ? src[i][k] : 0.0f;
+  }
+}
+
+/// Floats pack_a writes for `rows` rows.
+inline std::int64_t packed_a_floats(std::int64_t rows, std::int64_t kc, std::int64_t mr) {
+  return (rows + mr - 1) / mr * mr * kc;
+}
+
+/// A partial tile (fewer rows, or only columns [col_lo, col_hi) of the panel)
+/// goes through a full-size local tile so its arithmetic matches a full one.
+inline void edge_tile(const Kernels& kernels, std::int64_t kc, const float* a, const float* b, float* c,
+                      std::int64_t ldc, std::int64_t rows, std::int64_t col_lo, std::int64_t col_hi, bool first) {
+  alignas(kAlign) float tile[kMaxMR * kMaxNR] = {};
+  const std::int64_t nr = kernels.nr;
+  const std::size_t row_bytes = static_cast<std::size_t>(col_hi - col_lo) * sizeof(float);
+  if (!first)
+    for (std::int64_t i = 0; i < rows; ++i) std::memcpy(tile + i * nr + col_lo, c + i * ldc + col_lo, row_bytes);
+  kernels.micro(kc, a, b, tile, nr, first);
+  for (std::int64_t i = 0; i < rows; ++i) std::memcpy(c + i * ldc + col_lo, tile + i * nr + col_lo, row_bytes);
+}
+
+/// C[0, n0:n1] = a · B[:, n0:n1] for one row a, kRowPanels panels at a time.
+inline void gemv_row(const Kernels& kernels, const float* a, const float* b_data, std::int64_t K, float* c,
+                     std::int64_t n0, std::int64_t n1) {
+  const std::int64_t nr = kernels.nr;
+  alignas(kAlign) float out[kRowPanels * kMaxNR];
+  const std::int64_t panel_end = panel_count(n1, nr);
+  for (std::int64_t p = n0 / nr; p < panel_end; p += kRowPanels) {
+    const auto count = static_cast<int>(std::min<std::int64_t>(kRowPanels, panel_end - p));
+    kernels.row(a, b_data + p * K * nr, K, count, out);
+    const std::int64_t lo = std::max(n0, p * nr), hi = std::min(n1, (p + count) * nr);
+    std::memcpy(c + lo, out + (lo - p * nr), static_cast<std::size_t>(hi - lo) * sizeof(float));
+  }
+}
+
+}  // namespace gemm_detail
+
+/// Non-owning view of packed B memory (from PackedB or pack_into), with the
+/// kernel set its panel width was laid out for.
+struct PackedBView {
+  const float* data;
+  std::int64_t K, N;
+  const gemm_detail::Kernels* kernels;
+};
+
+namespace gemm_detail {
+/// One packed A block (mc rows of k-block k0, kc deep) against B's panels
+/// covering columns [n0, n1): C rows [0, mc) of the block. Panel outer, rows
+/// inner: the B micro-panel stays in L1 while the packed A block streams from L2.
+inline void block_product(const float* packed_a, std::int64_t mc, std::int64_t kc, std::int64_t k0, const PackedBView& B,
+                          float* C, std::int64_t ldc, std::int64_t n0, std::int64_t n1) {
+  const Kernels& kernels = *B.kernels;
+  const std::int64_t nr = kernels.nr;
+  const bool first = k0 == 0;
+  for (std::int64_t p = n0 / nr; p < panel_count(n1, nr); ++p) {
+    const float* b = B.data + p * B.K * nr + k0 * nr;
+    const std::int64_t col0 = p * nr;
+    const std::int64_t col_lo = std::max(n0, col0) - col0, col_hi = std::min(n1, col0 + nr) - col0;
+    const bool full_width = col_lo == 0 && col_hi == nr;
+    for (std::int64_t r = 0; r < mc; r += kernels.mr) {
+      const float* a = packed_a + r * kc;
+      float* c = C + r * ldc + col0;
+      const std::int64_t rows = std::min(kernels.mr, mc - r);
+      if (full_width && rows == kernels.mr)
+        kernels.micro(kc, a, b, c, ldc, first);
+      else
+        edge_tile(kernels, kc, a, b, c, ldc, rows, col_lo, col_hi, first);
+    }
+  }
+}
+}  // namespace gemm_detail
+
+/// B [K x N] packed into panels for the micro-kernel of one instruction set
+/// (the process's unless given; gemm_detail::kernels_for). Owns its memory (64-byte aligned).
+///
+/// Layout: ceil(N/nr) column panels one after another, nr = the kernel set's
+/// panel width (16, or 32 for AVX-512); panel p is K rows of nr floats
+/// (columns nr*p .. nr*p+nr-1, zero past N), so the K-block starting at row
+/// k0 of panel p is the contiguous run at (p*K + k0)*nr.
+class PackedB {
+ public:
+  PackedB() = default;
+  PackedB(const float* b, std::int64_t K, std::int64_t N, std::int64_t ldb, Isa isa = active_isa())
+      : K_(K), N_(N), kernels_(&gemm_detail::kernels_for(N, isa)) {
+    const std::size_t size = bytes(K, N, isa);
+    if (size == 0) return;
+    data_.reset(static_cast<float*>(::operator new[](size, std::align_val_t{gemm_detail::kAlign})));
+    pack_into(data_.get(), b, K, N, ldb, isa);
+  }
+
+  std::int64_t rows() const { return K_; }
+  std::int64_t cols() const { return N_; }
+  const float* data() const { return data_.get(); }
+  const gemm_detail::Kernels* kernels() const { return kernels_; }
+
+  static std::size_t bytes(std::int64_t K, std::int64_t N, Isa isa = active_isa()) {
+    if (K <= 0 || N <= 0) return 0;
+    const std::int64_t nr = gemm_detail::kernels_for(N, isa).nr;
+    return static_cast<std::size_t>(gemm_detail::panel_count(N, nr) * K * nr) * sizeof(float);
+  }
+
+  /// Same layout into caller memory (dst 64-byte aligned, bytes(K, N) long).
+  static PackedBView pack_into(float* dst, const float* b, std::int64_t K, std::int64_t N, std::int64_t ldb,
+                               Isa isa = active_isa()) {
+    const gemm_detail::Kernels& kernels = gemm_detail::kernels_for(N, isa);
+    const std::int64_t nr = kernels.nr;
+    for (std::int64_t p = 0; p < gemm_detail::panel_count(N, nr); ++p) {
+      const std::int64_t col0 = p * nr, width = std::min(nr, N - col0);
+      float* out = dst + p * K * nr;
+      if (width == nr)  // a whole panel row: fixed-size copies the compiler emits as vector moves
+        for (std::int64_t k = 0; k < K; ++k) copy_row(out + k * nr, b + k * ldb + col0, nr);
+      else
+        for (std::int64_t k = 0; k < K; ++k) {
+          std::memcpy(out + k * nr, b + k * ldb + col0, static_cast<std::size_t>(width) * sizeof(float));
+          std::fill(out + k * nr + width, out + (k + 1) * nr, 0.0f);
+        }
+    }
+    return {dst, K, N, &kernels};
+  }
+
+  /// The same layout for B given transposed: element (k, n) is bt[n * ldbt + k]
+  /// (attention's K^T from K, without materialising the transpose). Walks
+  /// each source row along k (contiguous reads), writing every nr-th float.
+  static PackedBView pack_transposed_into(float* dst, const float* bt, std::int64_t K, std::int64_t N,
+                                          std::int64_t ldbt, Isa isa = active_isa()) {
+    const gemm_detail::Kernels& kernels = gemm_detail::kernels_for(N, isa);
+    const std::int64_t nr = kernels.nr;
+    for (std::int64_t p = 0; p < gemm_detail::panel_count(N, nr); ++p) {
+      const std::int64_t col0 = p * nr, width = std::min(nr, N - col0);
+      float* out = dst + p * K * nr;
+      for (std::int64_t j = 0; j < width; ++j) {
+        const float* src = bt + (col0 + j) * ldbt;
+        for (std::int64_t k = 0; k < K; ++k) out[k * nr + j] = src[k];
+      }
+      for (std::int64_t k = 0; k < K && width < nr; ++k) std::fill(out + k * nr + width, out + (k + 1) * nr, 0.0f);
+    }
+    return {dst, K, N, &kernels};
+  }
+
+ private:
+  static void copy_row(float* dst, const float* src, std::int64_t nr) {
+    if (nr == 32)
+      std::memcpy(dst, src, 32 * sizeof(float));
+    else
+      std::memcpy(dst, src, 16 * sizeof(float));
+  }
+
+  std::int64_t K_ = 0, N_ = 0;
+  const gemm_detail::Kernels* kernels_ = nullptr;
+  std::unique_ptr<float[], gemm_detail::AlignedFree> data_;
+};
+
+inline PackedBView view(const PackedB& b) { return {b.data(), b.rows(), b.cols(), b.kernels()}; }
+
+/// Constant right operands packed once per plan, shared by every kernel that
+/// multiplies by the same value (an unrolled LSTM's steps all read one weight
+/// matrix: one packed copy, not one per step).
+class PackedWeightCache {
+ public:
+  using Packed = std::vector<PackedB>;  // one per batch matrix
+
+  /// `b` viewed as `batches` row-major K x N matrices, packed (once per value).
+  std::shared_ptr<const Packed> get(std::uint32_t value, const float* b, std::int64_t batches, std::int64_t K,
+                                    std::int64_t N) {
+    auto& slot = packed_[value];
+    if (!slot) {
+      auto packed = std::make_shared<Packed>();
+      packed->reserve(static_cast<std::size_t>(batches));
+      for (std::int64_t i = 0; i < batches; ++i) packed->emplace_back(b + i * K * N, K, N, N);
+      slot = std::move(packed);
+    }
+    return slot;
+  }
+
+  /// Bytes of packed weights held, each value counted once.
+  std::size_t bytes() const {
+    std::size_t total = 0;
+    for (const auto& [value, packed] : packed_)
+      for (const PackedB& matrix : *packed) total += PackedB::bytes(matrix.rows(), matrix.cols());
+    return total;
+  }
+
+ private:
+  std::map<std::uint32_t, std::shared_ptr<const Packed>> packed_;
+};
+
+/// Output tile sizes for a product of `batches` M x N matrices, K deep, on
+/// `threads` workers: 96 x 256 (what one thread runs best), unless that
+/// leaves fewer than two tiles per worker; then columns, and after them rows,
+/// are halved (whole panels and micro-tiles only) while a tile keeps at least
+/// kMinTileWork multiply-adds (about 2 us: less would not pay for the hand-off).
+/// Tiling never changes a result bit, so it is free to depend on the thread count.
+struct GemmTiles {
+  std::int64_t rows = 96, cols = 256;
+};
+inline constexpr std::int64_t kMinTileWork = 128 * 1024;
+inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batches, int threads,
+                            std::int64_t nr) {
+  GemmTiles tiles;
+  auto count = [&] { return batches * ((M + tiles.rows - 1) / tiles.rows) * ((N + tiles.cols - 1) / tiles.cols); };
+  auto work = [&](std::int64_t rows, std::int64_t cols) { return std::min(rows, M) * std::min(cols, N) * K; };
+  const std::int64_t wanted = threads > 1 ? 2 * threads : 1;
+  while (count() < wanted && tiles.cols / 2 >= 2 * nr && tiles.cols / 2 < N &&
+         work(tiles.rows, tiles.cols / 2) >= kMinTileWork)
+    tiles.cols /= 2;
+  while (count() < wanted && tiles.rows / 2 >= 2 * gemm_detail::kMaxMR && tiles.rows / 2 < M &&
+         work(tiles.rows / 2, tiles.cols) >= kMinTileWork)
+    tiles.rows /= 2;
+  return tiles;
+}
+
+/// Per-thread scratch needed to pack A blocks, in bytes (64-byte aligned memory expected).
+inline std::size_t gemm_scratch_bytes(std::int64_t K) {
+  const std::int64_t kc = std::clamp<std::int64_t>(K, 1, gemm_detail::kKC);
+  return static_cast<std::size_t>(gemm_detail::kMC * kc) * sizeof(float);
+}
+
+/// C[m0:m1, n0:n1] = A[m0:m1, :] · B[:, n0:n1] (overwrites C in that rectangle).
+/// A row-major with lda; C row-major with ldc. A and C need not be aligned.
+/// `scratch` holds gemm_scratch_bytes(B.K) bytes; no allocation happens here.
+inline void gemm(const float* A, std::int64_t lda, PackedBView B, float* C, std::int64_t ldc,
+                 std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1, float* scratch) {
+  using namespace gemm_detail;
+  if (m1 <= m0 || n1 <= n0) return;
+  const std::int64_t K = B.K;
+  if (K <= 0) {
+    for (std::int64_t i = m0; i < m1; ++i) std::fill(C + i * ldc + n0, C + i * ldc + n1, 0.0f);
+    return;
+  }
+  if (m1 - m0 == 1) return gemv_row(*B.kernels, A + m0 * lda, B.data, K, C + m0 * ldc, n0, n1);  // a batch-1 product
+  for (std::int64_t k0 = 0; k0 < K; k0 += kKC) {
+    const std::int64_t kc = std::min(kKC, K - k0);
+    for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {
+      const std::int64_t mc = std::min(kMC, m1 - i0);
+      pack_a(A + i0 * lda + k0, lda, mc, kc, scratch, B.kernels->mr);
+      gemm_detail::block_product(scratch, mc, kc, k0, B, C + i0 * ldc, ldc, n0, n1);
+    }
+  }
+}
+
+/// A constant left operand (convolution weights) packed once, for one fixed row
+/// range [m0, m1): every (k-block, row-block) exactly as gemm() packs it per
+/// call, so gemm(PackedA, ...) computes the same bits without the packing.
+class PackedA {
+ public:
+  /// Packed for the micro-panel height of `kernels` (B must be packed for the same set).
+  PackedA(const float* a, std::int64_t lda, std::int64_t m0, std::int64_t m1, std::int64_t K,
+          const gemm_detail::Kernels& kernels = gemm_detail::kernels())
+      : m0_(m0), m1_(m1), kernels_(&kernels) {
+    using namespace gemm_detail;
+    std::int64_t floats = 0;
+    for (std::int64_t k0 = 0; k0 < K; k0 += kKC)
+      for (std::int64_t i0 = m0; i0 < m1; i0 += kMC)
+        floats += packed_a_floats(std::min(kMC, m1 - i0), std::min(kKC, K - k0), kernels.mr);
+    data_.resize(static_cast<std::size_t>(floats));
+    float* dst = data_.data();
+    for (std::int64_t k0 = 0; k0 < K; k0 += kKC)
+      for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {
+        const std::int64_t mc = std::min(kMC, m1 - i0), kc = std::min(kKC, K - k0);
+        pack_a(a + i0 * lda + k0, lda, mc, kc, dst, kernels.mr);
+        dst += packed_a_floats(mc, kc, kernels.mr);
+      }
+  }
+  std::int64_t rows_begin() const { return m0_; }
+  std::int64_t rows_end() const { return m1_; }
+  const float* data() const { return data_.data(); }
+  const gemm_detail::Kernels& kernels() const { return *kernels_; }
+
+ private:
+  std::int64_t m0_, m1_;
+  const gemm_detail::Kernels* kernels_;
+  std::vector<float> data_;
+};
+
+/// C[m0:m1, n0:n1] = A · B[:, n0:n1] with A packed ahead (rows [m0, m1) of its PackedA).
+inline void gemm(const PackedA& A, PackedBView B, float* C, std::int64_t ldc, std::int64_t n0, std::int64_t n1) {
+  using namespace gemm_detail;
+  const std::int64_t m0 = A.rows_begin(), m1 = A.rows_end(), K = B.K;
+  if (A.kernels().mr != B.kernels->mr)
+    fail(ErrorCode::internal, "gemm: A was packed for ", isa_name(A.kernels().isa), " and B for ", isa_name(B.kernels->isa));
+  if (m1 <= m0 || n1 <= n0) return;
+  if (K <= 0) {
+    for (std::int64_t i = m0; i < m1; ++i) std::fill(C + i * ldc + n0, C + i * ldc + n1, 0.0f);
+    return;
+  }
+  const float* a = A.data();
+  for (std::int64_t k0 = 0; k0 < K; k0 += kKC) {
+    const std::int64_t kc = std::min(kKC, K - k0);
+    for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {
+      const std::int64_t mc = std::min(kMC, m1 - i0);
+      block_product(a, mc, kc, k0, B, C + i0 * ldc, ldc, n0, n1);
+      a += packed_a_floats(mc, kc, A.kernels().mr);
+    }
+  }
+}
+
+}  // namespace rml::exec
+// ---- end rml/exec/gemm.hpp ----
+// ---- begin rml/exec/kernels/conv_depthwise.hpp ----
+// Depthwise conv2d (one input and one output channel per group), any stride
+// and dilation, weights constant or not.
+//
+// The GEMM paths give a depthwise conv one weight row per group, so five of
+// the micro-tile's six rows (seven of eight with AVX-512) multiply padding.
+// Here each task takes one (image, channel) plane and copies it once into a
+// zero-padded plane split by stride phase: padded element (r, c) goes to
+// sub-plane (r % sh, c % sw) at (r / sh, c / sw), each sub-plane Hq x Wq. The
+// input under tap (i, j) for output pixel (oh, ow) is then sub-plane
+// ((i*dh) % sh, (j*dw) % sw) at (oh + (i*dh) / sh, ow + (j*dw) / sw): for a
+// fixed tap, consecutive "virtual pixels" v = oh*Wq + ow read consecutive
+// floats, across output rows too. So each tap is one run of vector fmas
+// (simd::fma_row) over every virtual pixel of a chunk; virtual pixels with
+// ow >= W' read past their row and are dropped when the chunk is copied out.
+// For stride 1 this is the direct kernel's padded image (conv_direct.hpp).
+//
+// Each output element is the fma chain over the taps (i, j) in order from +0,
+// padding taps included as fma(w, 0, sum), then + bias: the chain the GEMM
+// paths compute for one channel, so every path gives the same bits.
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <vector>
+
+// ---- begin rml/exec/kernels/elementwise.hpp ----
+// Elementwise ops run as groups: one pass over the output, block by block,
+// every op of a fused chain applied to a block while it is in cache. Inputs
+// ("leaves") broadcast NumPy-style through per-dimension strides. Unfused
+// execution is the same machinery with one op per group.
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+// ---- begin rml/exec/kernel.hpp ----
+// What every executor kernel is: a compiled step that reads and writes value
+// slots, may use scratch memory, and describes itself for `rml info`; and how
+// an op declares its kernel (KernelFor<Op>, beside its family's kernels).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+// ---- begin rml/exec/thread_pool.hpp ----
+// A small thread pool for splitting one kernel's independent outputs across
+// threads. No allocation per call: the work item is a pointer to the
+// caller's callable, and the calling thread takes part.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace rml::exec {
+
+class ThreadPool {
+ public:
+  /// `threads` in all, the caller included: threads - 1 workers are started.
+  explicit ThreadPool(int threads) : size_(std::max(threads, 1)) {
+    for (int i = 1; i < size_; ++i) workers_.emplace_back([this, i] { work(i); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      ++generation_;
+    }
+    wake_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return size_; }
+
+  /// Calls fn(begin, end, thread) over [0, count) in chunks of at least
+  /// `grain` items. Which thread computes which chunk varies; kernels only
+  /// split independent outputs, so results never depend on it.
+  template <class Fn>
+  void parallel_for(std::int64_t count, std::int64_t grain, Fn&& fn) {
+    if (count <= 0) return;
+    const std::int64_t chunks = std::clamp<std::int64_t>(count / std::max<std::int64_t>(grain, 1), 1, 4 * size_);
+    if (size_ == 1 || chunks == 1) {
+      fn(std::int64_t{0}, count, 0);
+      return;
+    }
+    Job job;
+    job.count = count;
+    job.chunks = chunks;
+    job.context = &fn;
+    job.call = [](void* context, std::int64_t begin, std::int64_t end, int thread) {
+      (*static_cast<std::remove_reference_t<Fn>*>(context))(begin, end, thread);
+    };
+    run(job);
+  }
+
+ private:
+  struct Job {
+    std::int64_t count = 0, chunks = 0;
+    void* context = nullptr;
+    void (*call)(void*, std::int64_t, std::int64_t, int) = nullptr;
+    std::atomic<std::int64_t> next{0};
+    std::atomic<std::int64_t> done{0};
+    std::exception_ptr error;
+    std::mutex error_mutex;
+  };
+
+  static void take_chunks(Job& job, int thread) {
+    for (std::int64_t c; (c = job.next.fetch_add(1)) < job.chunks;) {
+      const std::int64_t begin = job.count * c / job.chunks, end = job.count * (c + 1) / job.chunks;
+      try {
+        job.call(job.context, begin, end, thread);
+      } catch (...) {
+        std::lock_guard lock(job.error_mutex);
+        if (!job.error) job.error = std::current_exception();
+      }
+      job.done.fetch_add(1, std::memory_order_acq_rel);
+    }
+  }
+
+  void run(Job& job) {
+    {
+      std::lock_guard lock(mutex_);
+      job_ = &job;
+      ++generation_;
+    }
+    wake_.notify_all();
+    take_chunks(job, 0);
+    auto finished = [&] { return job.done.load() == job.chunks && active_.load() == 0; };
+    const auto spin_until = std::chrono::steady_clock::now() + spin_time;
+    while (!finished() && std::chrono::steady_clock::now() < spin_until)
+      for (int i = 0; i < 64; ++i) relax();
+    std::unique_lock lock(mutex_);
+    finished_.wait(lock, finished);
+    job_ = nullptr;
+    if (job.error) std::rethrow_exception(job.error);
+  }
+
+  void work(int thread) {
+    std::uint64_t seen = 0;
+    while (true) {
+      // Kernels run back to back, so new work usually arrives within
+      // microseconds: spin briefly before sleeping, because waking a
+      // sleeping thread costs tens of microseconds on a VM.
+      const auto spin_until = std::chrono::steady_clock::now() + spin_time;
+      while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < spin_until)
+        for (int i = 0; i < 64; ++i) relax();
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return generation_.load() != seen; });
+      seen = generation_.load();
+      if (stopping_) return;
+      Job* job = job_;
+      if (!job) continue;
+      ++active_;
+      lock.unlock();
+      take_chunks(*job, thread);
+      lock.lock();
+      --active_;
+      finished_.notify_all();
+    }
+  }
+
+  static void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
+  static constexpr std::chrono::microseconds spin_time{200};
+
+  int size_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, finished_;
+  std::atomic<std::uint64_t> generation_{0};
+  Job* job_ = nullptr;
+  std::atomic<int> active_{0};
+  bool stopping_ = false;
+};
+
+}  // namespace rml::exec
+// ---- end rml/exec/thread_pool.hpp ----
 
 namespace rml::exec {
 
@@ -3099,6 +4789,9 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::gelu_tanh: return map_block<simd::gelu_tanh>(x, y, n);
   }
 }
+inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
+}
 }  // namespace portable
 
 #if RML_X86_DISPATCH
@@ -3214,6 +4907,15 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::sigmoid: return map_block<sigmoid_v, simd::sigmoid>(x, y, n);
     case Function::gelu_tanh: return map_block<gelu_tanh_v, simd::gelu_tanh>(x, y, n);
   }
+}
+
+/// acc[0:n] = fma(w, x[0:n], acc[0:n]): one tap of a depthwise convolution
+/// along an output row. Each lane is the scalar fma, so the tail agrees.
+inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
+  const V::T wv = V::set1(w);
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(acc + i, V::fma(wv, V::load(x + i), V::load(acc + i)));
+  for (; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
 }
 // ---- end rml/exec/simd_lanes.inl ----
 }  // namespace avx2
@@ -3334,6 +5036,15 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::gelu_tanh: return map_block<gelu_tanh_v, simd::gelu_tanh>(x, y, n);
   }
 }
+
+/// acc[0:n] = fma(w, x[0:n], acc[0:n]): one tap of a depthwise convolution
+/// along an output row. Each lane is the scalar fma, so the tail agrees.
+inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
+  const V::T wv = V::set1(w);
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(acc + i, V::fma(wv, V::load(x + i), V::load(acc + i)));
+  for (; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
+}
 // ---- end rml/exec/simd_lanes.inl ----
 }  // namespace avx512
 RML_END_TARGET
@@ -3347,6 +5058,16 @@ inline void apply(Function f, Isa isa, const float* x, float* y, std::int64_t n)
 #endif
   (void)isa;
   portable::apply(f, x, y, n);
+}
+
+/// acc[0:n] = fma(w, x[0:n], acc[0:n]) with `isa`'s vectors: the same bits on every set.
+inline void fma_row(Isa isa, float w, const float* x, float* acc, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::fma_row(w, x, acc, n);
+  if (isa == Isa::avx2) return avx2::fma_row(w, x, acc, n);
+#endif
+  (void)isa;
+  portable::fma_row(w, x, acc, n);
 }
 
 template <Function F>
@@ -3486,7 +5207,7 @@ struct BlockFor<Cast> {
 };
 
 inline bool is_elementwise_op(const AnyOp& op) {
-  return std::visit([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
+  return visit_op([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
 }
 
 /// One or more elementwise ops evaluated together over one output shape.
@@ -3633,6 +5354,179 @@ class ElementwiseKernel final : public Kernel {
 
 }  // namespace rml::exec
 // ---- end rml/exec/kernels/elementwise.hpp ----
+
+namespace rml::exec {
+
+class DepthwiseConv2dKernel final : public Kernel {
+ public:
+  /// Floats of virtual pixels per chunk (8 KiB of sums): they stay in L1.
+  static constexpr std::int64_t chunk_floats = 2048;
+
+  /// One input and one output channel per group, and phase-split planes not
+  /// much larger than the input and output planes (padding far wider than
+  /// the window, or strides far wider than the plane, are valid; the im2col
+  /// path never materialises either).
+  static bool applies(const Conv2d& op, const Shape& x_shape, const Shape& w_shape, const Shape& y_shape) {
+    if (op.groups < 2 || x_shape[1] != op.groups || w_shape[0] != op.groups || w_shape[1] != 1) return false;
+    const std::int64_t padded_h = saturating_add(saturating_add(x_shape[2], op.pads[0]), op.pads[2]);
+    const std::int64_t padded_w = saturating_add(saturating_add(x_shape[3], op.pads[1]), op.pads[3]);
+    const std::int64_t split_h = saturating_mul(op.strides[0], ceil_div(padded_h, op.strides[0]));
+    const std::int64_t split_w = saturating_mul(op.strides[1], ceil_div(padded_w, op.strides[1]));
+    const std::int64_t planes = saturating_add(saturating_mul(x_shape[2], x_shape[3]), saturating_mul(y_shape[2], y_shape[3]));
+    return saturating_mul(split_h, split_w) <= saturating_add(saturating_mul(4, planes), 4096);
+  }
+
+  /// The epilogue group, if any, is over the output viewed as [N, C, H'*W'].
+  DepthwiseConv2dKernel(const Conv2d& op, ValueId x, ValueId w, std::optional<ValueId> bias, ValueId product,
+                        const Shape& x_shape, const Shape& w_shape, const Shape& y_shape,
+                        std::optional<ElementwiseGroup> epilogue)
+      : op_(op), x_(x), w_(w), bias_(bias), product_(product), epilogue_(std::move(epilogue)) {
+    batch_ = x_shape[0];
+    channels_ = x_shape[1];
+    height_ = x_shape[2];
+    width_ = x_shape[3];
+    kh_ = w_shape[2];
+    kw_ = w_shape[3];
+    out_h_ = y_shape[2];
+    out_w_ = y_shape[3];
+    const std::int64_t sh = op.strides[0], sw = op.strides[1];
+    padded_h_ = height_ + op.pads[0] + op.pads[2];
+    padded_w_ = width_ + op.pads[1] + op.pads[3];
+    sub_h_ = ceil_div(padded_h_, sh);
+    sub_w_ = ceil_div(padded_w_, sw);
+    for (std::int64_t i = 0; i < kh_; ++i)
+      for (std::int64_t j = 0; j < kw_; ++j) {
+        const std::int64_t r = i * op.dilations[0], c = j * op.dilations[1];
+        tap_offset_.push_back(((r % sh * sw + c % sw) * sub_h_ + r / sh) * sub_w_ + c / sw);
+      }
+    virtual_pixels_ = out_h_ * sub_w_;
+    // Zeros after the sub-planes for what the last virtual pixels read past them:
+    // the dropped columns reach one sub-plane row beyond the last tap's.
+    plane_floats_ = sh * sw * sub_h_ * sub_w_ + sub_w_;
+    plane_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
+    sums_offset_ = plane_offset_ + align_up(static_cast<std::size_t>(plane_floats_) * sizeof(float));
+    thread_scratch_bytes = sums_offset_ + align_up(static_cast<std::size_t>(chunk_floats) * sizeof(float));
+  }
+
+  ValueId target() const { return epilogue_ ? epilogue_->output() : product_; }
+
+  void run(RunContext& ctx) const override {
+    const float* x = ctx.value<const float>(x_);
+    const float* w = ctx.value<const float>(w_);
+    const float* bias = bias_ ? ctx.value<const float>(*bias_) : nullptr;
+    float* y = ctx.value<float>(target());
+    const std::int64_t pixels = out_h_ * out_w_;
+    if (pixels == 0) return;  // an empty output
+    const Isa isa = active_isa();
+    ctx.pool->parallel_for(batch_ * channels_, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
+      std::byte* scratch = ctx.scratch_of<std::byte>(thread);
+      float* plane = reinterpret_cast<float*>(scratch + plane_offset_);
+      float* sums = reinterpret_cast<float*>(scratch + sums_offset_);
+      for (std::int64_t task = t0; task < t1; ++task) {  // task: n * C + c
+        const std::int64_t c = task % channels_;
+        split_plane(x + task * height_ * width_, plane);
+        const float* taps = w + c * kh_ * kw_;
+        float* out = y + task * pixels;
+        const float b = bias ? bias[c] : 0.0f;
+        for (std::int64_t v0 = 0; v0 < virtual_pixels_; v0 += chunk_floats) {
+          const std::int64_t n = std::min(chunk_floats, virtual_pixels_ - v0);
+          std::fill_n(sums, n, 0.0f);
+          for (std::size_t t = 0; t < tap_offset_.size(); ++t) simd::fma_row(isa, taps[t], plane + tap_offset_[t] + v0, sums, n);
+          // The chunk's real pixels (ow < W'), + bias.
+          for (std::int64_t v = v0; v < v0 + n;) {
+            const std::int64_t oh = v / sub_w_, ow = v % sub_w_;
+            const std::int64_t run_end = std::min(v0 + n, (oh + 1) * sub_w_);
+            const std::int64_t count = std::min(run_end - v, std::max<std::int64_t>(out_w_ - ow, 0));
+            const float* src = sums + (v - v0);
+            float* dst = out + oh * out_w_ + ow;
+            if (bias)
+              for (std::int64_t k = 0; k < count; ++k) dst[k] = src[k] + b;
+            else if (count > 0)
+              std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+            v = run_end;
+          }
+        }
+        if (epilogue_) epilogue_->eval(ctx, task, task + 1, 0, pixels, thread);
+      }
+    });
+  }
+
+  std::string describe() const override {
+    std::string text = detail::concat("conv2d depthwise (", channels_, " planes, ", kh_, "x", kw_,
+                                      " taps as vector fmas over the padded plane split by stride phase)");
+    if (bias_) text += " + bias";
+    if (epilogue_) text += ", epilogue: " + epilogue_->describe();
+    return text;
+  }
+
+ private:
+  static std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+    std::int64_t sum;
+    return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
+  }
+  static std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+    std::int64_t product;
+    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::int64_t>::max() : product;
+  }
+
+  static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b > 0 ? 1 : 0); }
+
+  /// Copies one input plane into the zero-padded sub-planes (and zeroes the slack).
+  void split_plane(const float* input, float* split) const {
+    const std::int64_t top = op_.pads[0], left = op_.pads[1], sh = op_.strides[0], sw = op_.strides[1];
+    std::fill_n(split, plane_floats_, 0.0f);
+    for (std::int64_t h = 0; h < height_; ++h) {
+      const std::int64_t r = top + h;
+      float* rows = split + (r % sh * sw * sub_h_ + r / sh) * sub_w_;  // row r / sh of sub-plane (r % sh, 0)
+      const float* src = input + h * width_;
+      if (sw == 1) {
+        std::memcpy(rows + left, src, static_cast<std::size_t>(width_) * sizeof(float));
+        continue;
+      }
+      // Padded column c = left + col goes to phase c % sw at c / sw, both stepped (no division per element).
+      std::int64_t phase = left % sw, at = left / sw;
+      for (std::int64_t col = 0; col < width_; ++col) {
+        rows[phase * sub_h_ * sub_w_ + at] = src[col];
+        if (++phase == sw) phase = 0, ++at;
+      }
+    }
+  }
+
+  Conv2d op_;
+  ValueId x_, w_;
+  std::optional<ValueId> bias_;
+  ValueId product_;
+  std::optional<ElementwiseGroup> epilogue_;
+  std::vector<std::int64_t> tap_offset_;  // per tap (i, j): where virtual pixel 0 reads it
+  std::int64_t batch_ = 0, channels_ = 0, height_ = 0, width_ = 0, kh_ = 0, kw_ = 0, out_h_ = 0, out_w_ = 0;
+  std::int64_t padded_h_ = 0, padded_w_ = 0, sub_h_ = 0, sub_w_ = 0, virtual_pixels_ = 0, plane_floats_ = 0;
+  std::size_t plane_offset_ = 0, sums_offset_ = 0;  // bytes into a thread's scratch
+};
+
+}  // namespace rml::exec
+// ---- end rml/exec/kernels/conv_depthwise.hpp ----
+// ---- begin rml/exec/kernels/conv_direct.hpp ----
+// Stride-1 conv2d with constant weights, without im2col.
+//
+// The input is copied once per run into a zero-padded image [C/g, Hp, Wp].
+// On that image, output pixel (oh, ow) under tap (c, i, j) reads element
+// c*Hp*Wp + (oh + i*dh)*Wp + ow + j*dw: for a fixed tap, consecutive
+// "virtual pixels" v = oh*Wp + ow read consecutive floats, across output rows
+// too. So the GEMM micro-kernel reads its B rows straight from the padded
+// image at per-tap offsets (gemm_detail::Kernels::micro_gathered): no column
+// matrix is built or packed. Virtual pixels with ow >= W' (the Wp - W' columns
+// where a window would run off the row) are computed and dropped when a tile
+// is copied out, so the waste is (kw-1)*dw of every Wp columns.
+//
+// Each output element is the same fma chain over (c, i, j) in order, then
+// + bias, as the im2col path computes: the two give the same bits.
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <vector>
+
 
 namespace rml::exec {
 
@@ -4116,8 +6010,8 @@ class PoolKernel final : public Kernel {
   Shape x_shape_, y_shape_;
 };
 
-/// conv2d (direct when the stride is 1 and the weights constant, else over
-/// packed columns), optionally with a fused epilogue group over the output viewed as
+/// conv2d (depthwise: row fmas per plane; direct when the stride is 1 and the
+/// weights constant; else over packed columns), optionally with a fused epilogue group over the output viewed as
 /// [N, O, H'*W'] (exec/fusion.hpp decides when).
 template <>
 struct KernelFor<Conv2d> {
@@ -4126,6 +6020,11 @@ struct KernelFor<Conv2d> {
     std::optional<ValueId> bias;
     if (node.inputs.size() == 3) bias = node.inputs[2];
     const Tensor* w_constant = ctx.constant(node.inputs[1]);
+    if (DepthwiseConv2dKernel::applies(op, ctx.type(node.inputs[0]).shape, ctx.type(node.inputs[1]).shape,
+                                       ctx.output_shape(node)))
+      return std::make_unique<DepthwiseConv2dKernel>(op, node.inputs[0], node.inputs[1], bias, node.outputs[0],
+                                                     ctx.type(node.inputs[0]).shape, ctx.type(node.inputs[1]).shape,
+                                                     ctx.output_shape(node), std::move(epilogue));
     if (DirectConv2dKernel::applies(op, w_constant, ctx.type(node.inputs[0]).shape, ctx.output_shape(node)))
       return std::make_unique<DirectConv2dKernel>(op, node.inputs[0], bias, node.outputs[0], ctx.type(node.inputs[0]).shape,
                                                   ctx.type(node.inputs[1]).shape, ctx.output_shape(node), *w_constant,
@@ -5134,7 +7033,7 @@ static_assert(KernelCoverage<Registry>::complete);
 
 /// The block function of an elementwise op for these input types.
 inline BlockFn block_function(const AnyOp& op, const Types& inputs) {
-  return std::visit(
+  return visit_op(
       [&](const auto& o) -> BlockFn {
         using Op = std::decay_t<decltype(o)>;
         if constexpr (is_elementwise<Op>) return BlockFor<Op>::function(o, inputs);
@@ -5148,7 +7047,7 @@ inline BlockFn block_function(const AnyOp& op, const Types& inputs) {
 /// TakesEpilogue are handed one.
 inline std::unique_ptr<Kernel> make_kernel(const PlanContext& ctx, const Node& node,
                                            std::optional<ElementwiseGroup> epilogue = std::nullopt) {
-  return std::visit(
+  return visit_op(
       [&](const auto& op) -> std::unique_ptr<Kernel> {
         using Op = std::decay_t<decltype(op)>;
         if constexpr (is_elementwise<Op>) {
@@ -5165,1486 +7064,6 @@ inline std::unique_ptr<Kernel> make_kernel(const PlanContext& ctx, const Node& n
 
 }  // namespace rml::exec
 // ---- end rml/exec/dispatch.hpp ----
-// ---- begin rml/exec/model.hpp ----
-// rml::Model: a loaded, validated graph, shared cheaply between executors.
-
-#include <filesystem>
-#include <memory>
-
-// ---- begin rml/ir/graph_io.hpp ----
-// Reading and writing rml-graph files: the JSON graph (one value or node per
-// line) and its safetensors weights file. The format is in docs/format.md.
-
-#include <charconv>
-#include <cmath>
-#include <filesystem>
-#include <map>
-
-// ---- begin rml/core/file.hpp ----
-// Whole-file reads and crash-safe writes. A write goes to a temporary created
-// exclusively beside the target (never through a symlink), is fsynced,
-// renamed over the target and the folder synced: a reader sees the old file
-// or the whole new one. A model and the sidecar it references are replaced
-// as a pair (write_pair). The steps are in docs/security.md.
-
-#include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <random>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-
-namespace rml {
-
-/// Reads a whole file into memory. `limit` bounds the size accepted (checked
-/// before anything is allocated); `limit_name` names it in the error.
-inline std::string read_file(const std::filesystem::path& path, std::uintmax_t limit = std::uintmax_t(1) << 40,
-                             std::string_view limit_name = "") {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::io_failed, path.string(), ": not a readable file");
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) fail(ErrorCode::io_failed, path.string(), ": cannot read its size: ", ec.message());
-  if (size > limit)
-    fail(ErrorCode::limit_exceeded, path.string(), ": file of ", size, " bytes exceeds the limit of ", limit, limit_name.empty() ? "" : " (",
-         limit_name, limit_name.empty() ? "" : ")");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorCode::io_failed, path.string(), ": cannot open for reading");
-  std::string bytes(static_cast<std::size_t>(size), '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (in.gcount() != static_cast<std::streamsize>(size)) fail(ErrorCode::io_failed, path.string(), ": short read");
-  return bytes;
-}
-
-namespace file_detail {
-
-/// Test hook: called before each step of a write ("open", "write", "sync",
-/// "close", "rename", "sync folder") with the step's name; a nonzero errno it
-/// returns fails that step as if the system call had. Per thread.
-inline thread_local std::function<int(std::string_view step)> inject_fault;
-
-/// Runs one system call, or fails it with the injected errno.
-template <class Call>
-bool step(std::string_view name, Call&& call) {
-  if (inject_fault)
-    if (const int injected = inject_fault(name)) {
-      errno = injected;
-      return false;
-    }
-  return call();
-}
-
-[[noreturn]] inline void fail_step(const std::filesystem::path& path, std::string_view what, int error) {
-  fail(ErrorCode::io_failed, path.string(), ": cannot ", what, ": ", std::strerror(error));
-}
-
-inline std::filesystem::path folder_of(const std::filesystem::path& path) {
-  return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-}
-
-/// fsync of the folder, so a rename inside it survives a power cut.
-inline void sync_folder(const std::filesystem::path& folder) {
-  int fd = -1;
-  const bool ok = step("sync folder", [&] {
-    fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    return fd >= 0 && ::fsync(fd) == 0;
-  });
-  const int error = errno;
-  if (fd >= 0) ::close(fd);
-  if (!ok) fail_step(folder, "sync the folder", error);
-}
-
-/// The folder sync after a commit: the new file is in place, so a failure
-/// says so rather than suggesting the old one is.
-inline void sync_after_commit(const std::filesystem::path& target) {
-  try {
-    sync_folder(folder_of(target));
-  } catch (const Error& e) {
-    fail(ErrorCode::io_failed, target.string(), ": written, but not yet durable: ", e.what());
-  }
-}
-
-/// A temporary file beside a target, created with O_EXCL and O_NOFOLLOW under
-/// an unpredictable name (`.NAME.<16 hex>.tmp`); removed unless committed.
-class TempFile {
- public:
-  explicit TempFile(const std::filesystem::path& target) : target_(target) {
-    std::random_device entropy;
-    for (int attempt = 0; fd_ < 0; ++attempt) {
-      const std::uint64_t tag = (std::uint64_t(entropy()) << 32) ^ entropy();
-      char hex[17];
-      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(tag));
-      path_ = folder_of(target) / ("." + target.filename().string() + "." + hex + ".tmp");
-      const bool ok = step("open", [&] {
-        fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-        return fd_ >= 0;
-      });
-      if (!ok && (errno != EEXIST || attempt == 16)) fail_step(target_, "create a temporary file beside it", errno);
-    }
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(path_.c_str());
-  }
-
-  void write(std::string_view bytes) {
-    while (!bytes.empty()) {
-      const std::size_t chunk = std::min<std::size_t>(bytes.size(), std::size_t(1) << 30);
-      ssize_t written = -1;
-      const bool ok = step("write", [&] {
-        written = ::write(fd_, bytes.data(), chunk);
-        return written >= 0;
-      });
-      if (!ok && errno == EINTR) continue;
-      if (!ok) fail_step(target_, "write", errno);
-      if (written == 0) fail_step(target_, "write", ENOSPC);
-      bytes.remove_prefix(static_cast<std::size_t>(written));
-    }
-  }
-
-  /// fsync, close, and rename over the target: the commit point.
-  void commit() {
-    if (!step("sync", [&] { return ::fsync(fd_) == 0; })) fail_step(target_, "sync", errno);
-    const int fd = std::exchange(fd_, -1);
-    if (!step("close", [&] { return ::close(fd) == 0; })) fail_step(target_, "close", errno);
-    if (!step("rename", [&] { return ::rename(path_.c_str(), target_.c_str()) == 0; }))
-      fail_step(target_, "rename the temporary file into place", errno);
-    committed_ = true;
-  }
-
- private:
-  std::filesystem::path target_, path_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
-
-/// FNV-1a, 64 bits: names a sidecar after its contents.
-inline std::uint64_t content_hash(std::string_view bytes) {
-  std::uint64_t hash = 0xcbf29ce484222325ull;
-  for (const char c : bytes) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
-  return hash;
-}
-
-/// True when `path` is a regular file (not a symlink) holding exactly `bytes`.
-inline bool holds(const std::filesystem::path& path, std::string_view bytes) {
-  std::error_code ec;
-  const auto status = std::filesystem::symlink_status(path, ec);
-  if (ec || !std::filesystem::is_regular_file(status)) return false;
-  if (std::filesystem::file_size(path, ec) != bytes.size() || ec) return false;
-  std::ifstream in(path, std::ios::binary);
-  std::string chunk(std::size_t(1) << 20, '\0');
-  for (std::size_t at = 0; at < bytes.size();) {
-    in.read(chunk.data(), static_cast<std::streamsize>(std::min(chunk.size(), bytes.size() - at)));
-    const auto got = static_cast<std::size_t>(in.gcount());
-    if (got == 0 || bytes.compare(at, got, chunk.data(), got) != 0) return false;
-    at += got;
-  }
-  return true;
-}
-
-inline bool exists_or_dangles(const std::filesystem::path& path) {
-  std::error_code ec;
-  return std::filesystem::symlink_status(path, ec).type() != std::filesystem::file_type::not_found;
-}
-
-}  // namespace file_detail
-
-/// Writes `bytes` over `path` through an exclusive temporary: readers see the
-/// old file or the whole new one; a failure leaves the old file (or none) and
-/// no temporary. A symlink at `path` is replaced, never followed.
-inline void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
-  file_detail::TempFile temp(path);
-  temp.write(bytes);
-  temp.commit();
-  file_detail::sync_after_commit(path);
-}
-
-/// The tagged variant of a sidecar name: `w.safetensors` -> `w.<16 hex>.safetensors`.
-inline std::string tagged_sidecar_name(const std::string& preferred, std::uint64_t tag) {
-  const std::filesystem::path name(preferred);
-  char hex[18];
-  std::snprintf(hex, sizeof hex, ".%016llx", static_cast<unsigned long long>(tag));
-  return name.stem().string() + hex + name.extension().string();
-}
-
-/// True for `preferred` and its tagged variants: the names write_pair may
-/// give this model's sidecar, and so the only ones it ever removes.
-inline bool is_sidecar_name(std::string_view name, const std::string& preferred) {
-  if (name == preferred) return true;
-  const std::filesystem::path p(preferred);
-  const std::string stem = p.stem().string() + ".", ext = p.extension().string();
-  if (name.size() != stem.size() + 16 + ext.size() || !name.starts_with(stem) || !name.ends_with(ext)) return false;
-  for (const char c : name.substr(stem.size(), 16))
-    if (!std::isxdigit(static_cast<unsigned char>(c)) || std::isupper(static_cast<unsigned char>(c))) return false;
-  return true;
-}
-
-/// The names in `folder` that a sidecar named from `preferred` can have:
-/// what a model whose references are not parsed may be using.
-inline std::vector<std::string> existing_sidecars(const std::filesystem::path& folder, const std::string& preferred) {
-  std::vector<std::string> found;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
-    if (is_sidecar_name(entry.path().filename().string(), preferred)) found.push_back(entry.path().filename().string());
-  return found;
-}
-
-/// The file name a new sidecar of a model in `folder` gets: `preferred` when
-/// that name is free or already holds these bytes, else a tagged variant named
-/// by a hash of the bytes, so the sidecar the current model references is
-/// never overwritten while that model is still in place.
-inline std::string choose_sidecar_name(const std::filesystem::path& folder, const std::string& preferred,
-                                       std::string_view bytes) {
-  const std::filesystem::path plain = folder / preferred;
-  if (!file_detail::exists_or_dangles(plain) || file_detail::holds(plain, bytes)) return preferred;
-  return tagged_sidecar_name(preferred, file_detail::content_hash(bytes));
-}
-
-/// A model file and the sidecar it references, replaced as a pair.
-struct FilePair {
-  std::filesystem::path primary;
-  std::string_view primary_bytes;
-  std::string sidecar_name;  // a plain name in the primary's folder, from choose_sidecar_name; empty: none
-  std::string_view sidecar_bytes;
-  std::string preferred_sidecar_name;  // what choose_sidecar_name started from
-  /// Sidecar names the replaced primary referenced: removed once the new
-  /// primary is in place, unless one is the new sidecar or is not one of the
-  /// names this pair's sidecar can have (is_sidecar_name).
-  std::vector<std::string> stale_sidecars;
-};
-
-/// Writes the sidecar first (skipped when its name already holds its bytes),
-/// then renames the primary into place (the commit), then removes the stale
-/// sidecars. A failure before the commit leaves the previous pair (or nothing)
-/// and no temporary; after it, the new pair is complete and only a failed
-/// folder sync is reported (a stale sidecar that cannot be removed stays).
-inline void write_pair(const FilePair& pair) {
-  const std::filesystem::path folder = file_detail::folder_of(pair.primary);
-  const std::filesystem::path sidecar = folder / pair.sidecar_name;
-  const bool sidecar_in_place = pair.sidecar_name.empty() || file_detail::holds(sidecar, pair.sidecar_bytes);
-  const bool sidecar_existed = file_detail::exists_or_dangles(sidecar);
-  try {
-    if (!sidecar_in_place) {
-      file_detail::TempFile temp(sidecar);
-      temp.write(pair.sidecar_bytes);
-      temp.commit();
-    }
-    file_detail::TempFile temp(pair.primary);
-    temp.write(pair.primary_bytes);
-    file_detail::sync_folder(folder);  // the sidecar's name is durable before anything references it
-    temp.commit();
-  } catch (const Error&) {
-    // A sidecar this call created is unreferenced; one it replaced held other
-    // bytes under a name no current model uses (choose_sidecar_name).
-    if (!sidecar_in_place && !sidecar_existed) ::unlink(sidecar.c_str());
-    throw;
-  }
-  for (const std::string& stale : pair.stale_sidecars)
-    if (stale != pair.sidecar_name && is_sidecar_name(stale, pair.preferred_sidecar_name))
-      ::unlink((folder / stale).c_str());
-  file_detail::sync_after_commit(pair.primary);
-}
-
-}  // namespace rml
-// ---- end rml/core/file.hpp ----
-// ---- begin rml/ir/json_strict.hpp ----
-// Strict JSON parsing for files rml reads: nlohmann_json silently keeps the
-// last of duplicate keys and stops at a NUL byte; a lying file must not get
-// through either way.
-
-#include <optional>
-#include <string>
-#include <string_view>
-#include <unordered_set>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
-
-namespace rml {
-
-namespace json_detail {
-
-/// Offset of the first byte that breaks UTF-8 (overlong forms, surrogates
-/// and code points past U+10FFFF included), or nullopt if `text` is valid.
-inline std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t length = 0;
-    unsigned char second_min = 0x80, second_max = 0xBF;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      if (lead == 0xE0) second_min = 0xA0;  // overlong
-      if (lead == 0xED) second_max = 0x9F;  // surrogates
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      if (lead == 0xF0) second_min = 0x90;  // overlong
-      if (lead == 0xF4) second_max = 0x8F;  // past U+10FFFF
-    } else {
-      return i;
-    }
-    if (text.size() - i < length) return i;
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto byte = static_cast<unsigned char>(text[i + k]);
-      const unsigned char min = k == 1 ? second_min : 0x80, max = k == 1 ? second_max : 0xBF;
-      if (byte < min || byte > max) return i;
-    }
-    i += length;
-  }
-  return std::nullopt;
-}
-
-/// A SAX handler that builds the document with nlohmann's own DOM builder
-/// while checking depth and duplicate keys as the events pass: linear in the
-/// text (nlohmann's parse callback re-walks each finished container, which
-/// made 100k-node graphs quadratic).
-class StrictDomBuilder {
- public:
-  using Json = nlohmann::json;
-  StrictDomBuilder(Json& result, const std::string& what, int max_depth)
-      : dom_(result, /*allow_exceptions=*/true), what_(what), max_depth_(max_depth) {}
-
-  bool null() { return dom_.null(); }
-  bool boolean(bool value) { return dom_.boolean(value); }
-  bool number_integer(Json::number_integer_t value) { return dom_.number_integer(value); }
-  bool number_unsigned(Json::number_unsigned_t value) { return dom_.number_unsigned(value); }
-  bool number_float(Json::number_float_t value, const Json::string_t& text) { return dom_.number_float(value, text); }
-  bool string(Json::string_t& value) { return dom_.string(value); }
-  bool binary(Json::binary_t& value) { return dom_.binary(value); }
-  bool start_object(std::size_t elements) {
-    enter();
-    keys_of_open_objects_.emplace_back();
-    return dom_.start_object(elements);
-  }
-  bool key(Json::string_t& key) {
-    if (!keys_of_open_objects_.back().insert(key).second) fail(ErrorCode::json_duplicate_key, what_, " has duplicate key '", key, "'");
-    return dom_.key(key);
-  }
-  bool end_object() {
-    --depth_;
-    keys_of_open_objects_.pop_back();
-    return dom_.end_object();
-  }
-  bool start_array(std::size_t elements) {
-    enter();
-    return dom_.start_array(elements);
-  }
-  bool end_array() {
-    --depth_;
-    return dom_.end_array();
-  }
-  template <class Exception>
-  bool parse_error(std::size_t, const std::string&, const Exception& error) {
-    // nlohmann reports a number beyond a double's range (1e999) as out_of_range 406.
-    const bool overflow = std::is_same_v<Exception, nlohmann::detail::out_of_range> && error.id == 406;
-    fail(overflow ? ErrorCode::non_finite_number : ErrorCode::json_syntax, what_, " is not valid JSON: ", error.what());
-  }
-
- private:
-  void enter() {
-    if (++depth_ > max_depth_) fail(ErrorCode::limit_exceeded, what_, " nests deeper than ", max_depth_, " levels");
-  }
-  nlohmann::detail::json_sax_dom_parser<Json> dom_;
-  const std::string& what_;
-  int max_depth_;
-  int depth_ = 0;
-  std::vector<std::unordered_set<std::string>> keys_of_open_objects_;
-};
-
-}  // namespace json_detail
-
-/// Parses `text`, rejecting invalid UTF-8, NUL bytes, duplicate keys at any depth and
-/// nesting deeper than `max_depth`. Errors start with `what`.
-inline nlohmann::json parse_json_strict(std::string_view text, const std::string& what, int max_depth) {
-  if (const auto bad = json_detail::first_invalid_utf8(text))
-    fail(ErrorCode::invalid_utf8, what, " is not valid UTF-8 (bad byte at offset ", *bad, ")");
-  // nlohmann stops at a NUL as if the input ended, which would hide whatever
-  // follows it; JSON never allows a raw NUL anyway.
-  if (const auto nul = text.find('\0'); nul != std::string_view::npos)
-    fail(ErrorCode::json_syntax, what, " is not valid JSON: NUL byte at offset ", nul);
-  nlohmann::json result;
-  json_detail::StrictDomBuilder builder(result, what, max_depth);
-  try {
-    nlohmann::json::sax_parse(text.begin(), text.end(), &builder);
-  } catch (const nlohmann::json::exception& e) {
-    fail(ErrorCode::json_syntax, what, " is not valid JSON: ", e.what());
-  }
-  return result;
-}
-
-}  // namespace rml
-// ---- end rml/ir/json_strict.hpp ----
-// ---- begin rml/ir/op_json.hpp ----
-// Op attributes to and from JSON, generated from each op's field table.
-
-#include <array>
-#include <cmath>
-#include <limits>
-#include <nlohmann/json.hpp>
-#include <string_view>
-#include <utility>
-
-
-namespace rml {
-
-using Json = nlohmann::json;
-
-namespace detail {
-
-/// JSON has no infinity or NaN, so a float attribute that is not finite (a pad
-/// value of -inf before a max) is written as one of these strings.
-inline constexpr std::array<std::pair<std::string_view, double>, 3> non_finite_spellings{
-    {{"inf", std::numeric_limits<double>::infinity()},
-     {"-inf", -std::numeric_limits<double>::infinity()},
-     {"nan", std::numeric_limits<double>::quiet_NaN()}}};
-
-inline Json float_attribute_json(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  return value;
-}
-
-template <class T>
-T attribute_from_json(const Json& j, std::string_view attribute) {
-  auto bad = [&](std::string_view expected) {
-    fail(ErrorCode::invalid_attribute, "attribute '", attribute, "' must be ", expected, ", got ", j.dump());
-  };
-  if constexpr (std::is_same_v<T, std::int64_t>) {
-    if (!j.is_number_integer()) bad("an integer");
-    if (j.is_number_unsigned() && j.get<std::uint64_t>() > std::uint64_t(INT64_MAX)) bad("an int64");
-    return j.get<std::int64_t>();
-  } else if constexpr (std::is_same_v<T, double>) {
-    if (j.is_string())
-      for (const auto& [spelling, value] : non_finite_spellings)
-        if (j.get<std::string>() == spelling) return value;
-    if (!j.is_number()) bad("a number, \"inf\", \"-inf\" or \"nan\"");
-    return j.get<double>();
-  } else if constexpr (std::is_same_v<T, bool>) {
-    if (!j.is_boolean()) bad("true or false");
-    return j.get<bool>();
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    if (!j.is_string()) bad("a string");
-    return j.get<std::string>();
-  } else if constexpr (std::is_same_v<T, Ints>) {
-    if (!j.is_array()) bad("a list of integers");
-    Ints out;
-    for (const Json& e : j) out.push_back(attribute_from_json<std::int64_t>(e, attribute));
-    return out;
-  } else if constexpr (std::is_same_v<T, DType>) {
-    if (!j.is_string()) bad("\"f32\" or \"i32\"");
-    return parse_dtype(j.get<std::string>());
-  } else if constexpr (std::is_same_v<T, std::optional<double>>) {
-    if (j.is_null()) return std::nullopt;
-    return attribute_from_json<double>(j, attribute);
-  }
-}
-
-template <class T>
-Json attribute_to_json(const T& value) {
-  if constexpr (std::is_same_v<T, DType>) return std::string(dtype_name(value));
-  else if constexpr (std::is_same_v<T, double>) return float_attribute_json(value);
-  else if constexpr (std::is_same_v<T, std::optional<double>>) return value ? float_attribute_json(*value) : Json(nullptr);
-  else return Json(value);
-}
-
-template <class Op>
-Op parse_attributes(const Json& attrs) {
-  Op op{};
-  std::size_t known = 0;
-  for_each_field<Op>([&](const auto& field) {
-    using T = typename std::decay_t<decltype(field)>::value_type;
-    const auto it = attrs.find(std::string(field.name));
-    if (it == attrs.end()) {
-      if (field.required) fail(ErrorCode::invalid_attribute, "missing attribute '", field.name, "'");
-      return;
-    }
-    ++known;
-    op.*field.member = attribute_from_json<T>(*it, field.name);
-  });
-  if (known != attrs.size()) {
-    for (const auto& item : attrs.items()) {
-      const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture one
-      bool declared = false;
-      for_each_field<Op>([&](const auto& field) { declared = declared || field.name == key; });
-      if (!declared) fail(ErrorCode::invalid_attribute, "unknown attribute '", key, "'");
-    }
-  }
-  return op;
-}
-
-}  // namespace detail
-
-/// The op named `name` with attributes from a JSON object. Unknown ops,
-/// unknown or missing attributes and ill-typed values are errors naming them.
-inline AnyOp op_from_json(std::string_view name, const Json& attrs) {
-  AnyOp op = Registry::make(name);
-  if (!attrs.is_null() && !attrs.is_object())
-    fail(ErrorCode::invalid_attribute, "op '", name, "': attributes must be a JSON object");
-  const Json& object = attrs.is_null() ? Json::object() : attrs;
-  try {
-    return std::visit(
-        [&](const auto& o) -> AnyOp { return detail::parse_attributes<std::decay_t<decltype(o)>>(object); },
-        op);
-  } catch (...) {
-    rethrow_with_context("op '", name, "'");
-  }
-}
-
-/// Every attribute, defaults included, so a file says exactly what ran.
-inline Json op_attributes_json(const AnyOp& op) {
-  return std::visit(
-      [](const auto& o) {
-        Json out = Json::object();
-        for_each_field<std::decay_t<decltype(o)>>(
-            [&](const auto& field) { out[std::string(field.name)] = detail::attribute_to_json(o.*field.member); });
-        return out;
-      },
-      op);
-}
-
-}  // namespace rml
-// ---- end rml/ir/op_json.hpp ----
-// ---- begin rml/ir/safetensors.hpp ----
-// Reading and writing the Hugging Face safetensors format: an 8-byte
-// little-endian header length N, N bytes of UTF-8 JSON describing each tensor,
-// then the data region that the JSON's data_offsets index into.
-//
-// The reader trusts nothing: every length, offset, dtype and key is checked,
-// and every size is checked before anything is allocated from it.
-
-#include <algorithm>
-#include <bit>
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <limits>
-#include <map>
-#include <optional>
-#include <set>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
-// ---- begin rml/ir/load_options.hpp ----
-// rml::LoadOptions: what loading and running a model may cost. Each limit is
-// checked before anything is allocated from the number it bounds, and an
-// error names the limit and the value. The defaults admit every real model;
-// a server loading untrusted files sets its own budget.
-
-#include <charconv>
-#include <cstdint>
-#include <string>
-#include <string_view>
-
-
-namespace rml {
-
-struct LoadOptions {
-  std::uint64_t max_graph_bytes = std::uint64_t(1) << 31;    ///< the graph's JSON file
-  std::uint64_t max_weights_bytes = std::uint64_t(1) << 40;  ///< the weights file: every stored weight
-  std::uint64_t max_header_bytes = 100'000'000;              ///< the weights file's JSON header
-  std::uint64_t max_json_depth = 32;                         ///< nesting in either JSON text
-  std::uint64_t max_nodes = 10'000'000;
-  std::uint64_t max_values = 20'000'000;
-  std::uint64_t max_rank = 32;                                   ///< dimensions of any value
-  std::uint64_t max_tensor_elements = std::uint64_t(1) << 40;    ///< elements of any value, computed ones too
-  std::uint64_t max_memory_bytes = std::uint64_t(1) << 40;       ///< an Executor's arena, scratch and packed weights
-};
-
-/// Fails naming the limit when `value` exceeds it.
-inline void check_limit(std::uint64_t value, std::uint64_t limit, std::string_view what, std::string_view field) {
-  if (value > limit) fail(ErrorCode::limit_exceeded, what, ": ", value, " exceeds the limit of ", limit, " (", field, ")");
-}
-
-namespace load_options_detail {
-struct Field {
-  std::string_view name;
-  std::uint64_t LoadOptions::*member;
-};
-inline constexpr Field fields[] = {
-    {"max_graph_bytes", &LoadOptions::max_graph_bytes},     {"max_weights_bytes", &LoadOptions::max_weights_bytes},
-    {"max_header_bytes", &LoadOptions::max_header_bytes},   {"max_json_depth", &LoadOptions::max_json_depth},
-    {"max_nodes", &LoadOptions::max_nodes},                 {"max_values", &LoadOptions::max_values},
-    {"max_rank", &LoadOptions::max_rank},                   {"max_tensor_elements", &LoadOptions::max_tensor_elements},
-    {"max_memory_bytes", &LoadOptions::max_memory_bytes},
-};
-}  // namespace load_options_detail
-
-/// Sets limits from text such as "max_nodes=1000,max_memory_bytes=1000000"
-/// (the CLI's --limits; names as the fields above).
-inline void set_limits(LoadOptions& options, std::string_view text) {
-  while (!text.empty()) {
-    const std::string_view item = text.substr(0, text.find(','));
-    text.remove_prefix(std::min(text.size(), item.size() + 1));
-    const auto equals = item.find('=');
-    if (equals == std::string_view::npos) fail(ErrorCode::invalid_argument, "limit '", item, "' must be NAME=VALUE");
-    const std::string_view name = item.substr(0, equals), value = item.substr(equals + 1);
-    std::uint64_t number = 0;
-    const auto parsed = std::from_chars(value.data(), value.data() + value.size(), number);
-    if (parsed.ec != std::errc() || parsed.ptr != value.data() + value.size())
-      fail(ErrorCode::invalid_argument, "limit '", name, "' needs a non-negative integer, got '", value, "'");
-    bool known = false;
-    for (const auto& field : load_options_detail::fields)
-      if (field.name == name) {
-        options.*field.member = number;
-        known = true;
-      }
-    if (!known) {
-      std::string names;
-      for (const auto& field : load_options_detail::fields) names += (names.empty() ? "" : ", ") + std::string(field.name);
-      fail(ErrorCode::invalid_argument, "unknown limit '", name, "' (limits: ", names, ")");
-    }
-  }
-}
-
-}  // namespace rml
-// ---- end rml/ir/load_options.hpp ----
-
-namespace rml {
-
-// The format stores little-endian data; rml copies it unswapped.
-static_assert(std::endian::native == std::endian::little, "safetensors I/O assumes a little-endian host");
-static_assert(std::numeric_limits<float>::is_iec559 && std::numeric_limits<double>::is_iec559);
-
-using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
-
-struct SafetensorsContents {
-  NamedTensors tensors;  // in data-offset order
-  std::map<std::string, std::string> metadata;
-};
-
-namespace safetensors_detail {
-
-// Limits taken from the reference (Rust) implementation.
-inline constexpr std::uint64_t max_header_bytes = 100'000'000;
-inline constexpr std::size_t length_prefix_bytes = 8;
-inline constexpr std::size_t data_alignment = 64;
-// A valid header nests at most {entry: {shape: [...]}}; anything deeper is
-// rejected while parsing.
-inline constexpr int max_header_depth = 3;
-inline constexpr std::string_view metadata_key = "__metadata__";
-
-// ---- element types ----
-
-/// How a file dtype is stored and which rml dtype it becomes.
-enum class StoredKind { f32, i32, f16, bf16, f64, i64, boolean };
-
-struct StoredDType {
-  std::string_view name;
-  StoredKind kind;
-  std::int64_t bytes;
-  DType canonical;
-};
-
-inline constexpr StoredDType readable_dtypes[] = {
-    {"F32", StoredKind::f32, 4, DType::f32},   {"I32", StoredKind::i32, 4, DType::i32},
-    {"F16", StoredKind::f16, 2, DType::f32},   {"BF16", StoredKind::bf16, 2, DType::f32},
-    {"F64", StoredKind::f64, 8, DType::f32},   {"I64", StoredKind::i64, 8, DType::i32},
-    {"BOOL", StoredKind::boolean, 1, DType::f32},
-};
-
-// Dtypes the format defines that have no canonical rml mapping.
-inline constexpr std::string_view unsupported_dtypes[] = {
-    "U8",  "I8",  "U16",     "I16",     "U32",     "U64", "F8_E4M3",
-    "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64",
-};
-
-inline const StoredDType& stored_dtype(std::string_view name, const std::string& what) {
-  for (const StoredDType& dtype : readable_dtypes)
-    if (dtype.name == name) return dtype;
-  if (std::ranges::find(unsupported_dtypes, name) != std::end(unsupported_dtypes))
-    fail(ErrorCode::weights_dtype, what, ": unsupported dtype '", name, "' (rml reads F32, I32, F16, BF16, F64, I64, BOOL)");
-  fail(ErrorCode::weights_dtype, what, ": unknown dtype '", name, "'");
-}
-
-inline float f16_to_f32(std::uint16_t half) {
-  const std::uint32_t sign = std::uint32_t{half} >> 15 << 31;
-  const std::uint32_t exponent = (half >> 10) & 0x1F;
-  const std::uint32_t mantissa = half & 0x3FF;
-  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in f32
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 0x1F)  // infinity or NaN; the NaN payload is kept
-    return std::bit_cast<float>(sign | 0x7F800000u | mantissa << 13);
-  return std::bit_cast<float>(sign | (exponent + 127 - 15) << 23 | mantissa << 13);
-}
-
-// bf16 is the top half of an f32, so widening is exact for every value.
-inline float bf16_to_f32(std::uint16_t bits) { return std::bit_cast<float>(std::uint32_t{bits} << 16); }
-
-/// Reads a T from possibly unaligned bytes.
-template <class T>
-T load(const char* bytes) {
-  T value;
-  std::memcpy(&value, bytes, sizeof value);
-  return value;
-}
-
-/// Converts `bytes` (already checked to hold exactly the shape's elements)
-/// into a canonical rml tensor.
-inline Tensor decode_tensor(const StoredDType& dtype, const Shape& shape, std::string_view bytes,
-                            const std::string& what) {
-  Tensor tensor(dtype.canonical, shape);
-  const auto count = static_cast<std::size_t>(tensor.elements());
-  const char* in = bytes.data();
-  switch (dtype.kind) {
-    case StoredKind::f32:
-    case StoredKind::i32:
-      if (count != 0) std::memcpy(tensor.raw(), in, bytes.size());
-      break;
-    case StoredKind::f16:
-    case StoredKind::bf16: {
-      const auto widen = dtype.kind == StoredKind::f16 ? f16_to_f32 : bf16_to_f32;
-      auto out = tensor.values<float>();
-      for (std::size_t i = 0; i < count; ++i) out[i] = widen(load<std::uint16_t>(in + 2 * i));
-      break;
-    }
-    case StoredKind::f64: {
-      auto out = tensor.values<float>();  // rounds to nearest; overflow becomes infinity
-      for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<float>(load<double>(in + 8 * i));
-      break;
-    }
-    case StoredKind::i64: {
-      auto out = tensor.values<std::int32_t>();
-      for (std::size_t i = 0; i < count; ++i) {
-        const auto value = load<std::int64_t>(in + 8 * i);
-        if (value < INT32_MIN || value > INT32_MAX)
-          fail(ErrorCode::weights_dtype, what, ": I64 value ", value, " at index ", i, " is outside the i32 range");
-        out[i] = static_cast<std::int32_t>(value);
-      }
-      break;
-    }
-    case StoredKind::boolean: {
-      auto out = tensor.values<float>();
-      for (std::size_t i = 0; i < count; ++i) {
-        const auto byte = static_cast<unsigned char>(in[i]);
-        if (byte > 1) fail(ErrorCode::weights_dtype, what, ": BOOL byte ", int{byte}, " at index ", i, " is neither 0 nor 1");
-        out[i] = byte;
-      }
-      break;
-    }
-  }
-  return tensor;
-}
-
-// ---- header ----
-
-/// Parses the header as JSON, rejecting what nlohmann would silently accept:
-/// duplicate keys (it keeps the last) and needless nesting.
-inline nlohmann::json parse_header_json(std::string_view header, const std::string& source) {
-  if (header.empty() || header.front() != '{') fail(ErrorCode::weights_header, source, ": header does not start with '{'");
-  return parse_json_strict(header, source + ": header", max_header_depth);
-}
-
-/// A JSON integer in [0, INT64_MAX]; `field` names it in messages.
-inline std::int64_t non_negative_integer(const nlohmann::json& value, const std::string& what,
-                                         std::string_view field) {
-  if (value.is_number_unsigned()) {
-    const auto number = value.get<std::uint64_t>();
-    if (number > static_cast<std::uint64_t>(INT64_MAX)) fail(ErrorCode::size_overflow, what, ": ", field, " ", number, " is too large");
-    return static_cast<std::int64_t>(number);
-  }
-  if (value.is_number_integer()) {
-    const auto number = value.get<std::int64_t>();
-    if (number < 0) fail(ErrorCode::weights_header, what, ": ", field, " ", number, " is negative");
-    return number;
-  }
-  fail(ErrorCode::weights_header, what, ": ", field, " must be a non-negative integer, got a ", value.type_name());
-}
-
-/// One tensor's header entry, checked on its own and against the data size.
-struct TensorEntry {
-  std::string name;
-  const StoredDType* dtype;
-  Shape shape;
-  std::int64_t begin;
-  std::int64_t end;
-};
-
-inline std::string describe_tensor(const std::string& source, const std::string& name) {
-  return detail::concat(source, ": tensor '", name, "'");
-}
-
-inline void check_entry_keys(const nlohmann::json& entry, const std::string& what) {
-  if (!entry.is_object()) fail(ErrorCode::weights_header, what, ": entry is not an object (it must hold dtype, shape, data_offsets)");
-  for (auto it = entry.begin(); it != entry.end(); ++it)
-    if (it.key() != "dtype" && it.key() != "shape" && it.key() != "data_offsets")
-      fail(ErrorCode::weights_header, what, ": unexpected key '", it.key(), "' (an entry holds exactly dtype, shape, data_offsets)");
-  for (const char* key : {"dtype", "shape", "data_offsets"})
-    if (!entry.contains(key)) fail(ErrorCode::weights_header, what, ": missing key '", key, "'");
-}
-
-inline TensorEntry parse_entry(const std::string& name, const nlohmann::json& entry,
-                               std::uint64_t data_size, const std::string& source) {
-  const std::string what = describe_tensor(source, name);
-  check_entry_keys(entry, what);
-
-  const nlohmann::json& dtype_name = entry.at("dtype");
-  if (!dtype_name.is_string()) fail(ErrorCode::weights_header, what, ": dtype must be a string");
-  const StoredDType& dtype = stored_dtype(dtype_name.get_ref<const std::string&>(), what);
-
-  const nlohmann::json& dims = entry.at("shape");
-  if (!dims.is_array()) fail(ErrorCode::weights_header, what, ": shape must be an array of non-negative integers");
-  Shape shape;
-  shape.reserve(dims.size());
-  for (const nlohmann::json& dim : dims) shape.push_back(non_negative_integer(dim, what, "shape dimension"));
-  const std::string size_what = what + ": size of shape " + to_string(shape);
-  const std::int64_t byte_length = checked_mul(element_count(shape, size_what), dtype.bytes, size_what);
-
-  const nlohmann::json& offsets = entry.at("data_offsets");
-  if (!offsets.is_array() || offsets.size() != 2) fail(ErrorCode::weights_header, what, ": data_offsets must be [begin, end]");
-  const std::int64_t begin = non_negative_integer(offsets[0], what, "data_offsets begin");
-  const std::int64_t end = non_negative_integer(offsets[1], what, "data_offsets end");
-  if (begin > end) fail(ErrorCode::weights_offsets, what, ": data_offsets begin ", begin, " is greater than end ", end);
-  if (static_cast<std::uint64_t>(end) > data_size)
-    fail(ErrorCode::weights_offsets, what, ": data_offsets end ", end, " is past the end of the data region (", data_size, " bytes)");
-  if (end - begin != byte_length)
-    fail(ErrorCode::weights_offsets, what, ": data_offsets span ", end - begin, " bytes but ", to_string(shape), " ", dtype.name,
-         " elements need ", byte_length);
-  return {name, &dtype, std::move(shape), begin, end};
-}
-
-inline std::map<std::string, std::string> parse_metadata(const nlohmann::json& metadata,
-                                                         const std::string& source) {
-  if (!metadata.is_object()) fail(ErrorCode::weights_header, source, ": __metadata__ must be an object of strings");
-  std::map<std::string, std::string> result;
-  for (auto it = metadata.begin(); it != metadata.end(); ++it) {
-    if (!it->is_string()) fail(ErrorCode::weights_header, source, ": __metadata__ value for '", it.key(), "' is not a string");
-    result.emplace(it.key(), it->get<std::string>());
-  }
-  return result;
-}
-
-/// Sorts entries by offset and checks they tile the data region exactly:
-/// from 0, no gap, no overlap, nothing after the last tensor.
-inline void check_layout(std::vector<TensorEntry>& entries, std::uint64_t data_size,
-                         const std::string& source) {
-  std::ranges::stable_sort(entries, {}, [](const TensorEntry& e) { return std::pair(e.begin, e.end); });
-  std::int64_t expected_begin = 0;
-  const TensorEntry* previous = nullptr;
-  for (const TensorEntry& entry : entries) {
-    const std::string what = describe_tensor(source, entry.name);
-    if (entry.begin < expected_begin)
-      fail(ErrorCode::weights_offsets, what, ": data [", entry.begin, ", ", entry.end, ") overlaps tensor '", previous->name, "'");
-    if (entry.begin > expected_begin)
-      fail(ErrorCode::weights_offsets, what, ": gap of ", entry.begin - expected_begin, " bytes before its data at offset ", entry.begin);
-    expected_begin = entry.end;
-    previous = &entry;
-  }
-  if (static_cast<std::uint64_t>(expected_begin) != data_size)
-    fail(ErrorCode::weights_trailing_bytes, source, ": ", data_size - static_cast<std::uint64_t>(expected_begin),
-         " trailing bytes after the last tensor's data");
-}
-
-// ---- writing ----
-
-inline std::string_view stored_name(DType dtype) { return dtype == DType::f32 ? "F32" : "I32"; }
-
-inline void check_names(const NamedTensors& tensors) {
-  std::set<std::string_view> seen;
-  for (const auto& [name, tensor] : tensors) {
-    if (name == metadata_key) fail(ErrorCode::invalid_argument, "safetensors: tensor name '", metadata_key, "' is reserved for metadata");
-    if (!seen.insert(name).second) fail(ErrorCode::duplicate_definition, "safetensors: duplicate tensor name '", name, "'");
-  }
-}
-
-/// Header JSON text, keys in the given order. Assembled entry by entry rather
-/// than in one ordered_json, whose inserts are linear (quadratic overall).
-inline std::string header_json(const NamedTensors& tensors,
-                               const std::map<std::string, std::string>& metadata) {
-  using Json = nlohmann::ordered_json;
-  std::string text = "{";
-  auto append_member = [&](std::string_view key, const Json& value) {
-    if (text.size() > 1) text += ',';
-    text += Json(key).dump(-1, ' ', false, Json::error_handler_t::strict);
-    text += ':';
-    text += value.dump(-1, ' ', false, Json::error_handler_t::strict);
-  };
-  try {
-    if (!metadata.empty()) append_member(metadata_key, Json(metadata));
-    std::uint64_t offset = 0;
-    for (const auto& [name, tensor] : tensors) {
-      Json entry = Json::object();
-      entry["dtype"] = stored_name(tensor.dtype());
-      entry["shape"] = tensor.shape();
-      entry["data_offsets"] = Json::array({offset, offset + tensor.bytes()});
-      append_member(name, entry);
-      offset += tensor.bytes();
-    }
-  } catch (const Json::exception& e) {
-    fail(ErrorCode::invalid_utf8, "safetensors: a tensor name or metadata string is not valid UTF-8: ", e.what());
-  }
-  return text + '}';
-}
-
-}  // namespace safetensors_detail
-
-namespace safetensors_detail {
-
-/// A file's bytes held in memory.
-struct MemoryBytes {
-  std::string_view bytes;
-  std::uint64_t size() const { return bytes.size(); }
-  void read(std::uint64_t offset, std::size_t count, char* out) const {
-    if (count) std::memcpy(out, bytes.data() + offset, count);
-  }
-};
-
-/// A file's bytes read piece by piece, so each tensor goes straight from the
-/// file into its own buffer: loading never holds the file twice.
-class FileBytes {
- public:
-  FileBytes(const std::filesystem::path& path, std::uintmax_t limit, std::string_view limit_name) : name_(path.string()) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::io_failed, name_, ": not a readable file");
-    size_ = std::filesystem::file_size(path, ec);
-    if (ec) fail(ErrorCode::io_failed, name_, ": cannot read its size: ", ec.message());
-    if (size_ > limit)
-      fail(ErrorCode::limit_exceeded, name_, ": file of ", size_, " bytes exceeds the limit of ", limit, limit_name.empty() ? "" : " (", limit_name,
-           limit_name.empty() ? "" : ")");
-    in_.open(path, std::ios::binary);
-    if (!in_) fail(ErrorCode::io_failed, name_, ": cannot open for reading");
-  }
-  std::uint64_t size() const { return size_; }
-  void read(std::uint64_t offset, std::size_t count, char* out) {
-    in_.seekg(static_cast<std::streamoff>(offset));
-    in_.read(out, static_cast<std::streamsize>(count));
-    if (!in_ || in_.gcount() != static_cast<std::streamsize>(count))
-      fail(ErrorCode::io_failed, name_, ": short read at offset ", offset, " (did the file change while it was read?)");
-  }
-
- private:
-  std::string name_;
-  std::uint64_t size_ = 0;
-  std::ifstream in_;
-};
-
-/// One tensor from `count` stored bytes at `offset`: F32 and I32 are read
-/// straight into the tensor; other dtypes through a buffer of their own size.
-template <class Bytes>
-Tensor read_tensor(Bytes& bytes, const TensorEntry& entry, std::uint64_t offset, const std::string& what) {
-  const auto count = static_cast<std::size_t>(entry.end - entry.begin);
-  if (entry.dtype->kind == StoredKind::f32 || entry.dtype->kind == StoredKind::i32) {
-    Tensor tensor(entry.dtype->canonical, entry.shape);
-    if (count) bytes.read(offset, count, reinterpret_cast<char*>(tensor.raw()));
-    return tensor;
-  }
-  std::string stored(count, '\0');
-  bytes.read(offset, count, stored.data());
-  return decode_tensor(*entry.dtype, entry.shape, stored, what);
-}
-
-/// Checks the header completely, then reads each tensor's data.
-template <class Bytes>
-SafetensorsContents parse(Bytes& bytes, const std::string& source, std::uint64_t header_limit = max_header_bytes) {
-  const std::uint64_t size = bytes.size();
-  if (size < length_prefix_bytes)
-    fail(ErrorCode::weights_truncated, source, ": file of ", size, " bytes is too short for the 8-byte header length");
-  char prefix[length_prefix_bytes];
-  bytes.read(0, length_prefix_bytes, prefix);
-  const auto header_length = load<std::uint64_t>(prefix);
-  if (header_length > std::min(header_limit, max_header_bytes))
-    fail(ErrorCode::limit_exceeded, source, ": header length ", header_length, " exceeds the ", std::min(header_limit, max_header_bytes),
-         "-byte limit (LoadOptions::max_header_bytes)");
-  if (header_length > size - length_prefix_bytes)
-    fail(ErrorCode::weights_truncated, source, ": header length ", header_length, " runs past the end of the file (", size, " bytes)");
-  std::string header(static_cast<std::size_t>(header_length), '\0');
-  bytes.read(length_prefix_bytes, header.size(), header.data());
-  const std::uint64_t data_start = length_prefix_bytes + header_length, data_size = size - data_start;
-
-  const nlohmann::json root = parse_header_json(header, source);
-  SafetensorsContents contents;
-  std::vector<TensorEntry> entries;
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    if (it.key() == metadata_key)
-      contents.metadata = parse_metadata(*it, source);
-    else
-      entries.push_back(parse_entry(it.key(), *it, data_size, source));
-  }
-  check_layout(entries, data_size, source);
-
-  contents.tensors.reserve(entries.size());
-  for (const TensorEntry& entry : entries)
-    contents.tensors.emplace_back(entry.name, read_tensor(bytes, entry, data_start + static_cast<std::uint64_t>(entry.begin),
-                                                          describe_tensor(source, entry.name)));
-  return contents;
-}
-
-}  // namespace safetensors_detail
-
-/// Parses a whole safetensors file held in memory. `source_name` names the file in
-/// error messages.
-inline SafetensorsContents parse_safetensors(std::string_view bytes, std::string_view source_name) {
-  safetensors_detail::MemoryBytes memory{bytes};
-  return safetensors_detail::parse(memory, std::string(source_name));
-}
-
-/// Reads a safetensors file: the header first, then each tensor from the file
-/// into its own buffer (peak memory: the tensors, not the file twice).
-/// `options` bounds the file and its header (max_weights_bytes, max_header_bytes).
-inline SafetensorsContents read_safetensors(const std::filesystem::path& path, const LoadOptions& options = {}) {
-  safetensors_detail::FileBytes file(path, options.max_weights_bytes, "LoadOptions::max_weights_bytes");
-  return safetensors_detail::parse(file, path.string(), options.max_header_bytes);
-}
-
-/// The file's bytes: f32 as F32, i32 as I32, in the given order, data region
-/// 64-byte aligned. Same input, same bytes.
-inline std::string serialize_safetensors(const NamedTensors& tensors,
-                                         const std::map<std::string, std::string>& metadata = {}) {
-  namespace sd = safetensors_detail;
-  sd::check_names(tensors);
-  std::string header = sd::header_json(tensors, metadata);
-  // Trailing spaces are JSON whitespace; they align the data region.
-  const std::size_t unaligned = (sd::length_prefix_bytes + header.size()) % sd::data_alignment;
-  if (unaligned != 0) header.append(sd::data_alignment - unaligned, ' ');
-  if (header.size() > sd::max_header_bytes)
-    fail(ErrorCode::limit_exceeded, "safetensors: header of ", header.size(), " bytes exceeds the ", sd::max_header_bytes,
-         "-byte limit");
-
-  std::size_t data_size = 0;
-  for (const auto& [name, tensor] : tensors) data_size += tensor.bytes();
-  std::string file;
-  file.reserve(sd::length_prefix_bytes + header.size() + data_size);
-  const std::uint64_t header_length = header.size();
-  file.append(reinterpret_cast<const char*>(&header_length), sizeof header_length);
-  file += header;
-  for (const auto& [name, tensor] : tensors)
-    file.append(reinterpret_cast<const char*>(tensor.raw()), tensor.bytes());
-  return file;
-}
-
-/// Writes atomically: a failure leaves no file and no temporary behind.
-inline void write_safetensors(const std::filesystem::path& path, const NamedTensors& tensors,
-                              const std::map<std::string, std::string>& metadata = {}) {
-  std::string bytes;
-  try {
-    bytes = serialize_safetensors(tensors, metadata);
-  } catch (const Error&) {
-    rethrow_with_context(path.string());
-  }
-  write_file_atomically(path, bytes);
-}
-
-}  // namespace rml
-// ---- end rml/ir/safetensors.hpp ----
-
-namespace rml {
-
-inline constexpr std::string_view graph_format_name = "rml-graph";
-inline constexpr std::int64_t graph_format_version = 1;
-/// Unnamed constants up to this many finite elements are written inline.
-inline constexpr std::int64_t max_inline_elements = 16;
-
-namespace detail {
-
-using OrderedJson = nlohmann::ordered_json;
-
-/// A weights file named by a graph must be a plain name in the graph's folder.
-inline void check_plain_file_name(const std::string& name) {
-  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
-      name.find('\\') != std::string::npos || name.find('\0') != std::string::npos)
-    fail(ErrorCode::unsafe_weights_path, "weights file '", name, "' must be a plain file name in the graph's folder (no '/', '..' or absolute path)");
-}
-
-/// The shortest decimal that reads back as exactly `value` through a double.
-inline OrderedJson float_json(float value) {
-  char text[32];
-  const auto result = std::to_chars(text, text + sizeof text, value);
-  const double shortest = std::strtod(std::string(text, result.ptr).c_str(), nullptr);
-  return static_cast<float>(shortest) == value ? shortest : static_cast<double>(value);
-}
-
-inline OrderedJson inline_data_json(const Tensor& t) {
-  OrderedJson data = OrderedJson::array();
-  if (t.dtype() == DType::f32)
-    for (float v : t.values<float>()) data.push_back(float_json(v));
-  else
-    for (std::int32_t v : t.values<std::int32_t>()) data.push_back(v);
-  return data;
-}
-
-inline bool should_inline(const Value& value) {
-  if (!value.name.empty() || value.data->elements() > max_inline_elements) return false;
-  if (value.data->dtype() == DType::f32)
-    for (float v : value.data->values<float>())
-      if (!std::isfinite(v)) return false;  // JSON has no inf or NaN
-  return true;
-}
-
-inline Tensor inline_data_from_json(const Json& data, const TensorType& type, ValueId id) {
-  if (!data.is_array()) fail(ErrorCode::graph_schema, "value ", id, ": 'data' must be an array");
-  if (static_cast<std::int64_t>(data.size()) != element_count(type.shape))
-    fail(ErrorCode::graph_schema, "value ", id, ": 'data' has ", data.size(), " numbers, shape ", to_string(type.shape),
-         " needs ", element_count(type.shape));
-  Tensor t(type);
-  for (std::size_t i = 0; i < data.size(); ++i) {
-    const Json& x = data[i];
-    if (type.dtype == DType::f32) {
-      if (!x.is_number()) fail(ErrorCode::graph_schema, "value ", id, ": data[", i, "] is not a number");
-      t.values<float>()[i] = static_cast<float>(x.get<double>());
-    } else {
-      if (!x.is_number_integer()) fail(ErrorCode::graph_schema, "value ", id, ": data[", i, "] is not an integer");
-      if (x.is_number_unsigned() && x.get<std::uint64_t>() > std::uint64_t(INT32_MAX))
-        fail(ErrorCode::dtype_mismatch, "value ", id, ": data[", i, "] is outside the i32 range");
-      t.values<std::int32_t>()[i] = canonical_i32(x.get<std::int64_t>(), detail::concat("value ", id));
-    }
-  }
-  return t;
-}
-
-inline const Json& member(const Json& object, const char* key, std::string_view where) {
-  const auto it = object.find(key);
-  if (it == object.end()) fail(ErrorCode::graph_schema, where, ": missing '", key, "'");
-  return *it;
-}
-
-inline std::int64_t integer(const Json& j, std::string_view what) {
-  if (!j.is_number_integer()) fail(ErrorCode::graph_schema, what, " must be an integer, got ", j.dump());
-  if (j.is_number_unsigned() && j.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
-    fail(ErrorCode::size_overflow, what, " is too large");
-  return j.get<std::int64_t>();
-}
-
-inline ValueId value_id(const Json& j, std::size_t value_count, std::string_view what) {
-  const std::int64_t id = integer(j, what);
-  if (id < 0 || id >= static_cast<std::int64_t>(value_count))
-    fail(ErrorCode::undefined_value, what, " refers to value ", id, ", which does not exist (the graph has ", value_count,
-         " values)");
-  return static_cast<ValueId>(id);
-}
-
-inline std::string string_member(const Json& object, const char* key, std::string_view where) {
-  const Json& j = member(object, key, where);
-  if (!j.is_string()) fail(ErrorCode::graph_schema, where, ": '", key, "' must be a string");
-  return j.get<std::string>();
-}
-
-inline std::vector<NamedValue> named_values(const Json& list, const char* what,
-                                            std::size_t value_count) {
-  if (!list.is_array()) fail(ErrorCode::graph_schema, "'", what, "' must be an array");
-  std::vector<NamedValue> out;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string where = concat(what, "[", i, "]");
-    if (!list[i].is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
-    out.push_back({string_member(list[i], "name", where),
-                   value_id(member(list[i], "value", where), value_count, where)});
-  }
-  return out;
-}
-
-inline ValidGraph graph_from_json(const Json& doc, const std::filesystem::path& folder, const LoadOptions& limits) {
-  if (!doc.is_object()) fail(ErrorCode::graph_schema, "the graph must be a JSON object");
-  const auto format = doc.find("format");
-  if (format == doc.end() || !format->is_string() || format->get<std::string>() != graph_format_name)
-    fail(ErrorCode::format_version, "not an rml-graph file (\"format\" must be \"", graph_format_name, "\")");
-  const std::int64_t version = integer(member(doc, "version", "graph"), "\"version\"");
-  if (version != graph_format_version)
-    fail(ErrorCode::format_version, "unsupported format version ", version, " (this rml reads version ",
-         graph_format_version, ")");
-
-  std::map<std::string, Tensor> weights;
-  if (const auto it = doc.find("weights"); it != doc.end()) {
-    if (!it->is_string()) fail(ErrorCode::graph_schema, "'weights' must be a string");
-    const std::string file = it->get<std::string>();
-    check_plain_file_name(file);
-    // The graph names a file in its own folder; a link would let it name any file.
-    std::error_code ec;
-    if (std::filesystem::is_symlink(std::filesystem::symlink_status(folder / file, ec)))
-      fail(ErrorCode::unsafe_weights_path, "weights file '", file, "' is a symbolic link: rml reads weights only from regular files");
-    for (auto& [name, tensor] : read_safetensors(folder / file, limits).tensors)
-      weights.emplace(name, std::move(tensor));
-  }
-
-  Graph graph;
-  const Json& values = member(doc, "values", "graph");
-  if (!values.is_array()) fail(ErrorCode::graph_schema, "'values' must be an array");
-  check_limit(values.size(), limits.max_values, "values", "LoadOptions::max_values");
-  const auto inputs = named_values(member(doc, "inputs", "graph"), "inputs", values.size());
-  std::vector<bool> is_input(values.size(), false);
-  for (const NamedValue& in : inputs) is_input[in.value] = true;
-
-  for (std::size_t v = 0; v < values.size(); ++v) {
-    const Json& entry = values[v];
-    const std::string where = concat("value ", v);
-    if (!entry.is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
-    if (integer(member(entry, "id", where), where + " id") != static_cast<std::int64_t>(v))
-      fail(ErrorCode::graph_schema, where, ": 'id' must equal its position ", v, " (values are numbered densely)");
-    Value value;
-    value.type.dtype = parse_dtype(string_member(entry, "dtype", where));
-    const Json& shape = member(entry, "shape", where);
-    if (!shape.is_array()) fail(ErrorCode::graph_schema, where, ": 'shape' must be an array");
-    check_limit(shape.size(), limits.max_rank, where + " rank", "LoadOptions::max_rank");
-    for (const Json& d : shape) value.type.shape.push_back(integer(d, where + " dimension"));
-    check_limit(static_cast<std::uint64_t>(element_count(value.type.shape, where)), limits.max_tensor_elements,
-                where + " elements", "LoadOptions::max_tensor_elements");
-    const bool has_weight = entry.contains("weight"), has_data = entry.contains("data");
-    if (has_weight && has_data) fail(ErrorCode::graph_schema, where, ": has both 'weight' and 'data'");
-    if (has_weight) {
-      const std::string key = string_member(entry, "weight", where);
-      const auto it = weights.find(key);
-      if (it == weights.end()) fail(ErrorCode::weights_mismatch, where, ": weight '", key, "' is not in the weights file");
-      if (it->second.type() != value.type)
-        fail(ErrorCode::weights_mismatch, where, ": weight '", key, "' is ", to_string(it->second.type()),
-             " in the weights file but the graph declares ", to_string(value.type));
-      value.data = std::move(it->second);
-      weights.erase(it);
-      value.kind = ValueKind::constant;
-      value.name = entry.contains("name") ? string_member(entry, "name", where) : "";
-    } else if (has_data) {
-      value.data = inline_data_from_json(entry["data"], value.type, static_cast<ValueId>(v));
-      value.kind = ValueKind::constant;
-    } else {
-      value.kind = is_input[v] ? ValueKind::input : ValueKind::node_output;
-    }
-    if (value.kind == ValueKind::constant && is_input[v])
-      fail(ErrorCode::graph_schema, where, " is both a constant and input");
-    graph.values.push_back(std::move(value));
-  }
-  if (!weights.empty())
-    fail(ErrorCode::weights_mismatch, "the weights file holds tensor '", weights.begin()->first, "', which no value uses");
-
-  const Json& nodes = member(doc, "nodes", "graph");
-  if (!nodes.is_array()) fail(ErrorCode::graph_schema, "'nodes' must be an array");
-  check_limit(nodes.size(), limits.max_nodes, "nodes", "LoadOptions::max_nodes");
-  for (std::size_t n = 0; n < nodes.size(); ++n) {
-    const Json& entry = nodes[n];
-    std::string where = concat("node ", n);
-    if (!entry.is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
-    const std::string op = string_member(entry, "op", where);
-    where += " (" + op + ")";
-    Node node{op_from_json(op, entry.contains("attrs") ? entry["attrs"] : Json::object()), {}, {}};
-    for (const char* key : {"inputs", "outputs"}) {
-      const Json& ids = member(entry, key, where);
-      if (!ids.is_array()) fail(ErrorCode::graph_schema, where, ": '", key, "' must be an array");
-      auto& target = std::string_view(key) == "inputs" ? node.inputs : node.outputs;
-      for (std::size_t i = 0; i < ids.size(); ++i)
-        target.push_back(value_id(ids[i], values.size(), concat(where, ": ", key, "[", i, "]")));
-    }
-    graph.nodes.push_back(std::move(node));
-  }
-  graph.inputs = inputs;
-  graph.outputs = named_values(member(doc, "outputs", "graph"), "outputs", values.size());
-  std::vector<std::size_t> order = validate(graph);
-  return {std::move(graph), std::move(order)};
-}
-
-}  // namespace detail
-
-/// Parses and validates graph JSON text; a weights file it names is read
-/// from `folder`. Checks the limits except the file size, which the caller has.
-inline ValidGraph parse_valid_graph(std::string_view json_text, const std::filesystem::path& folder,
-                                    const LoadOptions& limits = {}) {
-  // Graphs nest values' shapes and attributes a few levels deep; the default 32 is ample.
-  const int depth = static_cast<int>(std::min<std::uint64_t>(limits.max_json_depth, 1 << 20));
-  const Json doc = parse_json_strict(json_text, "malformed JSON: the graph", depth);
-  return detail::graph_from_json(doc, folder, limits);
-}
-
-/// Loads and validates a graph and its weights, keeping the execution order
-/// validation found, within `limits`. Every error names the file.
-inline ValidGraph read_valid_graph(const std::filesystem::path& path, const LoadOptions& limits = {}) {
-  try {
-    return parse_valid_graph(read_file(path, limits.max_graph_bytes, "LoadOptions::max_graph_bytes"),
-                             path.parent_path(), limits);
-  } catch (...) {
-    rethrow_with_context(path.string());
-  }
-}
-
-/// Loads and validates a graph and its weights within `limits`. Every error names the file.
-inline Graph read_graph(const std::filesystem::path& path, const LoadOptions& limits = {}) {
-  return read_valid_graph(path, limits).graph;
-}
-
-/// Values renumbered densely: inputs first, then constants in order of first
-/// use, then node outputs in execution order. Returns old id -> new id.
-inline Graph renumbered(const Graph& graph) {
-  const std::vector<std::size_t> order = validate(graph);
-  constexpr ValueId unassigned = ~ValueId{0};
-  std::vector<ValueId> new_id(graph.values.size(), unassigned);
-  Graph out;
-  auto assign = [&](ValueId old) {
-    if (new_id[old] != unassigned) return;
-    new_id[old] = static_cast<ValueId>(out.values.size());
-    out.values.push_back(graph.values[old]);
-  };
-  for (const NamedValue& in : graph.inputs) assign(in.value);
-  for (std::size_t n : order)
-    for (ValueId id : graph.nodes[n].inputs)
-      if (graph.values[id].kind == ValueKind::constant) assign(id);
-  for (std::size_t n : order) {
-    Node node = graph.nodes[n];
-    for (ValueId& id : node.inputs) id = new_id[id];  // inputs precede in execution order
-    for (ValueId& id : node.outputs) {
-      assign(id);
-      id = new_id[id];
-    }
-    out.nodes.push_back(std::move(node));
-  }
-  for (NamedValue in : graph.inputs) out.inputs.push_back({in.name, new_id[in.value]});
-  for (NamedValue o : graph.outputs) out.outputs.push_back({o.name, new_id[o.value]});
-  return out;
-}
-
-namespace detail {
-
-/// The weights file the graph now at `path` references, if it is a graph;
-/// write_graph removes it once the new pair is in place.
-inline std::vector<std::string> referenced_weights(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ec))) return {};
-  std::string text;
-  try {
-    text = read_file(path, 1ull << 31);
-  } catch (const Error&) {
-    return {};
-  }
-  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object() || !doc.contains("weights") || !doc["weights"].is_string()) return {};
-  return {doc["weights"].get<std::string>()};
-}
-
-}  // namespace detail
-
-/// Writes `graph` as `path` (JSON) and a safetensors file beside it named
-/// after it (`m.json` -> `m.safetensors`, or `m.<hash>.safetensors` while the
-/// graph being replaced still uses that name): the pair is replaced together
-/// (write_pair), so a failure leaves the previous graph loadable. Values are
-/// renumbered densely; constants nothing reads are not written.
-inline void write_graph(const Graph& graph, const std::filesystem::path& path) {
-  try {
-    const Graph g = renumbered(graph);
-    std::filesystem::path preferred_weights = path.filename();
-    preferred_weights.replace_extension(".safetensors");
-    if (preferred_weights == path.filename()) fail(ErrorCode::invalid_argument, "the graph file must not end in .safetensors");
-
-    NamedTensors stored;
-    std::vector<std::string> weight_key(g.values.size());
-    std::unordered_set<std::string> keys;
-    for (const Value& v : g.values)
-      if (v.kind == ValueKind::constant && !v.name.empty() && !keys.insert(v.name).second)
-        fail(ErrorCode::duplicate_definition, "two constants are named '", v.name, "'");
-    for (std::size_t id = 0; id < g.values.size(); ++id) {
-      const Value& v = g.values[id];
-      if (v.kind != ValueKind::constant || detail::should_inline(v)) continue;
-      std::string key = v.name;
-      for (int suffix = 0; key.empty() || (v.name.empty() && keys.count(key)); ++suffix)
-        key = detail::concat("const.", id, suffix ? detail::concat(".", suffix) : "");
-      keys.insert(key);
-      weight_key[id] = key;
-      stored.emplace_back(key, *v.data);
-    }
-
-    const std::string weights_bytes = serialize_safetensors(stored);
-    const std::string weights_name =
-        choose_sidecar_name(file_detail::folder_of(path), preferred_weights.string(), weights_bytes);
-
-    std::string text = "{\"format\": \"rml-graph\", \"version\": " +
-                       std::to_string(graph_format_version) + ",\n\"weights\": " +
-                       Json(weights_name).dump() + ",\n";
-    auto named_list = [](const std::vector<NamedValue>& list) {
-      detail::OrderedJson out = detail::OrderedJson::array();
-      for (const NamedValue& nv : list) out.push_back({{"name", nv.name}, {"value", nv.value}});
-      return out.dump();
-    };
-    text += "\"inputs\": " + named_list(g.inputs) + ",\n";
-    text += "\"outputs\": " + named_list(g.outputs) + ",\n";
-    text += "\"values\": [\n";
-    for (std::size_t id = 0; id < g.values.size(); ++id) {
-      const Value& v = g.values[id];
-      detail::OrderedJson line{{"id", id}, {"dtype", dtype_name(v.type.dtype)}, {"shape", v.type.shape}};
-      if (v.kind == ValueKind::constant) {
-        if (!v.name.empty()) line["name"] = v.name;
-        if (weight_key[id].empty()) line["data"] = detail::inline_data_json(*v.data);
-        else line["weight"] = weight_key[id];
-      }
-      text += line.dump() + (id + 1 < g.values.size() ? ",\n" : "\n");
-    }
-    text += "],\n\"nodes\": [\n";
-    for (std::size_t n = 0; n < g.nodes.size(); ++n) {
-      const Node& node = g.nodes[n];
-      detail::OrderedJson line{{"op", op_name(node.op)},
-                               {"inputs", node.inputs},
-                               {"outputs", node.outputs},
-                               {"attrs", detail::OrderedJson::parse(op_attributes_json(node.op).dump())}};
-      text += line.dump() + (n + 1 < g.nodes.size() ? ",\n" : "\n");
-    }
-    text += "]}\n";
-
-    write_pair({.primary = path,
-                .primary_bytes = text,
-                .sidecar_name = weights_name,
-                .sidecar_bytes = weights_bytes,
-                .preferred_sidecar_name = preferred_weights.string(),
-                .stale_sidecars = detail::referenced_weights(path)});
-  } catch (...) {
-    rethrow_with_context(path.string());
-  }
-}
-
-}  // namespace rml
-// ---- end rml/ir/graph_io.hpp ----
-
-namespace rml {
-
-class Model {
- public:
-  /// Validates `graph`. `limits` travel with the model: an Executor checks
-  /// its working memory against max_memory_bytes.
-  explicit Model(Graph graph, const LoadOptions& limits = {})
-      : graph_(std::make_shared<const Graph>(std::move(graph))), limits_(limits) {
-    order_ = std::make_shared<const std::vector<std::size_t>>(validate(*graph_));
-  }
-  /// Takes a graph already validated (rml::load validates once, while reading).
-  explicit Model(ValidGraph valid, const LoadOptions& limits = {})
-      : graph_(std::make_shared<const Graph>(std::move(valid.graph))),
-        order_(std::make_shared<const std::vector<std::size_t>>(std::move(valid.order))),
-        limits_(limits) {}
-  const Graph& graph() const { return *graph_; }
-  const LoadOptions& limits() const { return limits_; }
-  /// A valid execution order of the nodes.
-  const std::vector<std::size_t>& order() const { return *order_; }
-
- private:
-  std::shared_ptr<const Graph> graph_;
-  std::shared_ptr<const std::vector<std::size_t>> order_;
-  LoadOptions limits_;
-};
-
-/// Reads and validates `path` (and its weights file) within `limits`.
-inline Model load(const std::filesystem::path& path, const LoadOptions& limits = {}) {
-  return Model(read_valid_graph(path, limits), limits);
-}
-
-}  // namespace rml
-// ---- end rml/exec/model.hpp ----
 
 namespace rml::exec {
 
@@ -7075,249 +7494,196 @@ inline Plan compile_plan(const Model& model, bool fuse) {
 
 namespace rml {
 
-struct ExecutorOptions {
-  int threads = 1;   ///< threads per run, the caller's included
-  bool fuse = true;  ///< fuse elementwise chains and matmul/conv epilogues
-};
+RML_SPLIT_INLINE Executor::Executor(const Model& model, ExecutorOptions options)
+    : model_(model),
+      options_(options),
+      plan_(std::make_unique<const exec::Plan>(exec::compile_plan(model, options.fuse))) {
+  if (options_.threads < 1) fail(ErrorCode::invalid_argument, "ExecutorOptions::threads must be at least 1, got ", options_.threads);
+  check_limit(working_memory_bytes(), model.limits().max_memory_bytes, "the executor's working memory in bytes",
+              "LoadOptions::max_memory_bytes");
+  idle_.reserve(64);
+}
 
-/// A way to stop a run between kernels: a flag another thread sets, or a
-/// deadline. A stopped run throws rml::Error; its output buffers hold partial
-/// results.
-struct RunControl {
-  const std::atomic<bool>* cancel = nullptr;
-  std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
-};
+RML_SPLIT_INLINE Executor::~Executor() = default;
 
-/// A caller's buffer for one input: exactly the input's bytes, row-major.
-struct InputBuffer {
-  const void* data;
-  std::size_t bytes;
-};
-/// A caller's buffer that receives one output.
-struct OutputBuffer {
-  void* data;
-  std::size_t bytes;
-};
+RML_SPLIT_INLINE std::size_t Executor::arena_bytes() const { return plan_->arena_bytes; }
+RML_SPLIT_INLINE std::size_t Executor::packed_weight_bytes() const { return plan_->packed_weight_bytes; }
 
-class Executor {
- public:
-  explicit Executor(const Model& model, ExecutorOptions options = {})
-      : model_(model), options_(options), plan_(exec::compile_plan(model, options.fuse)) {
-    if (options_.threads < 1) fail(ErrorCode::invalid_argument, "ExecutorOptions::threads must be at least 1, got ", options_.threads);
-    check_limit(working_memory_bytes(), model.limits().max_memory_bytes, "the executor's working memory in bytes",
-                "LoadOptions::max_memory_bytes");
-    idle_.reserve(64);
-  }
-  ~Executor() = default;
-  Executor(const Executor&) = delete;
-  Executor& operator=(const Executor&) = delete;
-
-  const Model& model() const { return model_; }
-  const ExecutorOptions& options() const { return options_; }
-  /// Peak bytes of the arena holding intermediate values (per run context).
-  std::size_t arena_bytes() const { return plan_.arena_bytes; }
-  /// Memory the plan holds in prepacked weights (on top of the model's constants).
-  std::size_t packed_weight_bytes() const { return plan_.packed_weight_bytes; }
-  /// What a run needs besides the model and its inputs: packed weights, a
-  /// run context's arena and scratch, and the outputs (checked against
-  /// LoadOptions::max_memory_bytes when the plan is made).
-  /// Saturates at 2^64 - 1 (over any limit) rather than wrapping.
-  std::uint64_t working_memory_bytes() const {
-    std::uint64_t total = 0;
-    auto add = [&total](std::uint64_t count, std::uint64_t size) {
-      std::uint64_t bytes;
-      if (__builtin_mul_overflow(count, size, &bytes) || __builtin_add_overflow(total, bytes, &total))
-        total = std::numeric_limits<std::uint64_t>::max();
-    };
-    for (const NamedValue& out : model_.graph().outputs) {
-      const TensorType& type = model_.graph().type(out.value);
-      add(std::uint64_t(type.elements()), dtype_size(type.dtype));
-    }
-    add(plan_.packed_weight_bytes, 1);
-    add(plan_.arena_bytes, 1);
-    add(plan_.shared_scratch_bytes, 1);
-    add(plan_.thread_scratch_stride, std::uint64_t(options_.threads));
-    return total;
-  }
-  const exec::Plan& plan() const { return plan_; }
-
-  /// Zero-copy run: inputs and outputs in graph order, in the caller's memory.
-  /// `control` may stop it between kernels.
-  void run(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
-           const RunControl& control = {}) const {
-    run_timed(inputs, outputs, {}, control);
-  }
-
-  /// Named tensors in, named tensors out (allocates the outputs).
-  TensorMap run(const TensorMap& inputs, const RunControl& control = {}) const {
-    return run_buffers(inputs, [&](auto in, auto out) { run(in, out, control); });
-  }
-
-  /// Seconds each kernel of the plan takes, in plan order: the median over
-  /// `runs` whole runs (after one warm-up), each kernel timed in place within
-  /// the run, so caches hold what a real run leaves in them.
-  std::vector<double> profile(const TensorMap& inputs, int runs) const {
-    if (runs < 1) fail(ErrorCode::invalid_argument, "profile: runs must be at least 1, got ", runs);
-    std::vector<std::vector<double>> samples(plan_.kernels.size());
-    std::vector<double> seconds(plan_.kernels.size());
-    for (int r = 0; r <= runs; ++r) {
-      run_buffers(inputs, [&](auto in, auto out) { run_timed(in, out, seconds); });
-      if (r == 0) continue;  // warm-up
-      for (std::size_t k = 0; k < seconds.size(); ++k) samples[k].push_back(seconds[k]);
-    }
-    std::vector<double> medians;
-    for (auto& s : samples) {
-      std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
-      medians.push_back(s[s.size() / 2]);
-    }
-    return medians;
-  }
-
-
-  /// The plan, for `rml info`: kernels, fused groups, arena bytes.
-  std::string describe() const {
-    std::ostringstream out;
-    out << "plan: " << plan_.kernels.size() << " kernels for " << model_.graph().nodes.size() << " nodes, "
-        << plan_.fused_groups << " fused groups, arena " << plan_.arena_bytes << " bytes, packed weights "
-        << plan_.packed_weight_bytes << " bytes, threads "
-        << options_.threads << (options_.fuse ? "" : ", unfused") << ", vector code " << exec::isa_name(exec::active_isa())
-        << "\n";
-    for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
-      out << "  " << k << ": " << plan_.kernels[k]->describe() << "  [node";
-      for (std::size_t n : plan_.kernels[k]->nodes) out << " " << n;
-      out << "]\n";
-    }
-    return out.str();
-  }
-
- private:
-  /// Runs the kernels; with `kernel_seconds` (one per kernel), times each.
-  void run_timed(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
-                 std::span<double> kernel_seconds, const RunControl& control = {}) const {
-    const Graph& g = model_.graph();
-    if (inputs.size() != g.inputs.size()) fail(ErrorCode::bad_run_inputs, "run: the model has ", g.inputs.size(), " inputs, got ", inputs.size());
-    if (outputs.size() != g.outputs.size()) fail(ErrorCode::bad_run_inputs, "run: the model has ", g.outputs.size(), " outputs, got ", outputs.size());
-    for (std::size_t i = 0; i < inputs.size(); ++i) check_bytes("input", g.inputs[i], inputs[i].bytes);
-    for (std::size_t i = 0; i < outputs.size(); ++i) check_bytes("output", g.outputs[i], outputs[i].bytes);
-    Lease lease(*this);
-    Context& c = *lease.context;
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-      c.slots[g.inputs[i].value] = const_cast<std::byte*>(static_cast<const std::byte*>(inputs[i].data));
-    for (std::size_t i = outputs.size(); i-- > 0;) c.slots[g.outputs[i].value] = static_cast<std::byte*>(outputs[i].data);
-    for (ValueId alias : plan_.run_aliases) c.slots[alias] = c.slots[plan_.alias_of[alias]];
-    exec::RunContext run{c.slots.data(), c.pool.get(), c.shared_scratch.raw(), c.thread_scratch.raw(),
-                         plan_.thread_scratch_stride};
-    if (control.cancel || control.deadline) {
-      for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
-        if (control.cancel && control.cancel->load(std::memory_order_relaxed))
-          fail(ErrorCode::run_cancelled, "run cancelled after ", k, " of ", plan_.kernels.size(), " kernels");
-        if (control.deadline && std::chrono::steady_clock::now() >= *control.deadline)
-          fail(ErrorCode::run_deadline, "run stopped at its deadline after ", k, " of ", plan_.kernels.size(), " kernels");
-        plan_.kernels[k]->run(run);
-      }
-    } else if (kernel_seconds.empty()) {
-      for (const auto& kernel : plan_.kernels) kernel->run(run);
-    } else {
-      for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
-        const auto start = std::chrono::steady_clock::now();
-        plan_.kernels[k]->run(run);
-        kernel_seconds[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      }
-    }
-    // A value named as several outputs was computed into the first buffer.
-    for (std::size_t i = 0; i < outputs.size(); ++i)
-      if (c.slots[g.outputs[i].value] != outputs[i].data && outputs[i].bytes)
-        std::memcpy(outputs[i].data, c.slots[g.outputs[i].value], outputs[i].bytes);
-  }
-
-
-  /// Calls run(in, out) with buffers over `inputs` and newly allocated outputs.
-  template <class Run>
-  TensorMap run_buffers(const TensorMap& inputs, Run&& run) const {
-    const Graph& g = model_.graph();
-    check_inputs(g, inputs);
-    std::vector<InputBuffer> in;
-    for (const NamedValue& i : g.inputs) {
-      const Tensor& t = inputs.at(i.name);
-      in.push_back({t.raw(), t.bytes()});
-    }
-    TensorMap result;
-    std::vector<OutputBuffer> out;
-    for (const NamedValue& o : g.outputs) {
-      Tensor& t = result.emplace(o.name, Tensor(g.type(o.value))).first->second;
-      out.push_back({t.raw(), t.bytes()});
-    }
-    run(std::span<const InputBuffer>(in), std::span<const OutputBuffer>(out));
-    return result;
-  }
-
-  /// Everything one run needs; reused across runs.
-  struct Context {
-    Tensor arena, shared_scratch, thread_scratch;  // 64-byte aligned byte stores
-    std::vector<std::byte*> slots;
-    std::unique_ptr<exec::ThreadPool> pool;
+RML_SPLIT_INLINE std::uint64_t Executor::working_memory_bytes() const {
+  std::uint64_t total = 0;
+  auto add = [&total](std::uint64_t count, std::uint64_t size) {
+    std::uint64_t bytes;
+    if (__builtin_mul_overflow(count, size, &bytes) || __builtin_add_overflow(total, bytes, &total))
+      total = std::numeric_limits<std::uint64_t>::max();
   };
+  for (const TensorSpec& out : model_.outputs()) add(std::uint64_t(out.type.elements()), dtype_size(out.type.dtype));
+  add(plan_->packed_weight_bytes, 1);
+  add(plan_->arena_bytes, 1);
+  add(plan_->shared_scratch_bytes, 1);
+  add(plan_->thread_scratch_stride, std::uint64_t(options_.threads));
+  return total;
+}
 
-  struct Lease {
-    const Executor& owner;
-    std::unique_ptr<Context> context;
-    explicit Lease(const Executor& e) : owner(e), context(e.acquire()) {}
-    ~Lease() { owner.release(std::move(context)); }
-  };
+RML_SPLIT_INLINE void Executor::run(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
+                                    const RunControl& control) const {
+  run_timed(inputs, outputs, {}, control);
+}
 
-  static Tensor bytes_buffer(std::size_t bytes) {
-    return Tensor(DType::f32, {static_cast<std::int64_t>((bytes + 3) / 4)});
+RML_SPLIT_INLINE TensorMap Executor::run(const TensorMap& inputs, const RunControl& control) const {
+  return run_buffers(inputs, [&](auto in, auto out) { run(in, out, control); });
+}
+
+RML_SPLIT_INLINE std::vector<double> Executor::profile(const TensorMap& inputs, int runs) const {
+  if (runs < 1) fail(ErrorCode::invalid_argument, "profile: runs must be at least 1, got ", runs);
+  std::vector<std::vector<double>> samples(plan_->kernels.size());
+  std::vector<double> seconds(plan_->kernels.size());
+  for (int r = 0; r <= runs; ++r) {
+    run_buffers(inputs, [&](auto in, auto out) { run_timed(in, out, seconds); });
+    if (r == 0) continue;  // warm-up
+    for (std::size_t k = 0; k < seconds.size(); ++k) samples[k].push_back(seconds[k]);
   }
-
-  std::unique_ptr<Context> acquire() const {
-    {
-      std::lock_guard lock(mutex_);
-      if (!idle_.empty()) {
-        auto c = std::move(idle_.back());
-        idle_.pop_back();
-        return c;
-      }
-    }
-    auto c = std::make_unique<Context>();
-    c->arena = bytes_buffer(plan_.arena_bytes);
-    c->shared_scratch = bytes_buffer(plan_.shared_scratch_bytes);
-    c->thread_scratch = bytes_buffer(plan_.thread_scratch_stride * static_cast<std::size_t>(options_.threads));
-    c->pool = std::make_unique<exec::ThreadPool>(options_.threads);
-    const Graph& g = model_.graph();
-    c->slots.assign(g.values.size(), nullptr);
-    for (std::size_t v = 0; v < g.values.size(); ++v) {
-      if (plan_.storage[v] == exec::Storage::arena) c->slots[v] = c->arena.raw() + plan_.offset[v];
-      if (plan_.storage[v] == exec::Storage::constant)
-        c->slots[v] = const_cast<std::byte*>(g.values[v].data->raw());
-    }
-    // Values sharing an arena buffer (in place) point at it from the start.
-    for (std::size_t v = 0; v < g.values.size(); ++v) {
-      ValueId root = static_cast<ValueId>(v);
-      while (plan_.storage[root] == exec::Storage::alias) root = plan_.alias_of[root];
-      if (root != v && plan_.storage[root] == exec::Storage::arena) c->slots[v] = c->arena.raw() + plan_.offset[root];
-    }
-    return c;
+  std::vector<double> medians;
+  for (auto& s : samples) {
+    std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+    medians.push_back(s[s.size() / 2]);
   }
+  return medians;
+}
 
-  void release(std::unique_ptr<Context> context) const {
+RML_SPLIT_INLINE std::string Executor::describe() const {
+  const exec::Plan& plan = *plan_;
+  std::ostringstream out;
+  out << "plan: " << plan.kernels.size() << " kernels for " << model_.graph().nodes.size() << " nodes, "
+      << plan.fused_groups << " fused groups, arena " << plan.arena_bytes << " bytes, packed weights "
+      << plan.packed_weight_bytes << " bytes, threads " << options_.threads << (options_.fuse ? "" : ", unfused")
+      << ", vector code " << exec::isa_name(exec::active_isa()) << "\n";
+  for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
+    out << "  " << k << ": " << plan.kernels[k]->describe() << "  [node";
+    for (std::size_t n : plan.kernels[k]->nodes) out << " " << n;
+    out << "]\n";
+  }
+  return out.str();
+}
+
+struct Executor::Context {
+  Tensor arena, shared_scratch, thread_scratch;  // 64-byte aligned byte stores
+  std::vector<std::byte*> slots;
+  std::unique_ptr<exec::ThreadPool> pool;
+};
+
+struct Executor::Lease {
+  const Executor& owner;
+  std::unique_ptr<Context> context;
+  explicit Lease(const Executor& e) : owner(e), context(e.acquire()) {}
+  ~Lease() { owner.release(std::move(context)); }
+};
+
+/// Runs the kernels; with `kernel_seconds` (one per kernel), times each.
+RML_SPLIT_INLINE void Executor::run_timed(std::span<const InputBuffer> inputs, std::span<const OutputBuffer> outputs,
+                                          std::span<double> kernel_seconds, const RunControl& control) const {
+  const exec::Plan& plan = *plan_;
+  const Graph& g = model_.graph();
+  if (inputs.size() != g.inputs.size()) fail(ErrorCode::bad_run_inputs, "run: the model has ", g.inputs.size(), " inputs, got ", inputs.size());
+  if (outputs.size() != g.outputs.size()) fail(ErrorCode::bad_run_inputs, "run: the model has ", g.outputs.size(), " outputs, got ", outputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) check_bytes("input", model_.inputs()[i], inputs[i].bytes);
+  for (std::size_t i = 0; i < outputs.size(); ++i) check_bytes("output", model_.outputs()[i], outputs[i].bytes);
+  Lease lease(*this);
+  Context& c = *lease.context;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    c.slots[g.inputs[i].value] = const_cast<std::byte*>(static_cast<const std::byte*>(inputs[i].data));
+  for (std::size_t i = outputs.size(); i-- > 0;) c.slots[g.outputs[i].value] = static_cast<std::byte*>(outputs[i].data);
+  for (ValueId alias : plan.run_aliases) c.slots[alias] = c.slots[plan.alias_of[alias]];
+  exec::RunContext run{c.slots.data(), c.pool.get(), c.shared_scratch.raw(), c.thread_scratch.raw(),
+                       plan.thread_scratch_stride};
+  if (control.cancel || control.deadline) {
+    for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
+      if (control.cancel && control.cancel->load(std::memory_order_relaxed))
+        fail(ErrorCode::run_cancelled, "run cancelled after ", k, " of ", plan.kernels.size(), " kernels");
+      if (control.deadline && std::chrono::steady_clock::now() >= *control.deadline)
+        fail(ErrorCode::run_deadline, "run stopped at its deadline after ", k, " of ", plan.kernels.size(), " kernels");
+      plan.kernels[k]->run(run);
+    }
+  } else if (kernel_seconds.empty()) {
+    for (const auto& kernel : plan.kernels) kernel->run(run);
+  } else {
+    for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
+      const auto start = std::chrono::steady_clock::now();
+      plan.kernels[k]->run(run);
+      kernel_seconds[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  }
+  // A value named as several outputs was computed into the first buffer.
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    if (c.slots[g.outputs[i].value] != outputs[i].data && outputs[i].bytes)
+      std::memcpy(outputs[i].data, c.slots[g.outputs[i].value], outputs[i].bytes);
+}
+
+/// Calls run(in, out) with buffers over `inputs` and newly allocated outputs.
+template <class Run>
+TensorMap Executor::run_buffers(const TensorMap& inputs, Run&& run) const {
+  check_inputs(model_.graph(), inputs);
+  std::vector<InputBuffer> in;
+  for (const TensorSpec& i : model_.inputs()) {
+    const Tensor& t = inputs.at(i.name);
+    in.push_back({t.raw(), t.bytes()});
+  }
+  TensorMap result;
+  std::vector<OutputBuffer> out;
+  for (const TensorSpec& o : model_.outputs()) {
+    Tensor& t = result.emplace(o.name, Tensor(o.type)).first->second;
+    out.push_back({t.raw(), t.bytes()});
+  }
+  run(std::span<const InputBuffer>(in), std::span<const OutputBuffer>(out));
+  return result;
+}
+
+RML_SPLIT_INLINE std::unique_ptr<Executor::Context> Executor::acquire() const {
+  {
     std::lock_guard lock(mutex_);
-    idle_.push_back(std::move(context));
+    if (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
   }
-
-  void check_bytes(const char* what, const NamedValue& nv, std::size_t bytes) const {
-    const std::size_t expected = static_cast<std::size_t>(model_.graph().type(nv.value).elements()) * 4;
-    if (bytes != expected)
-      fail(ErrorCode::bad_run_inputs, "run: ", what, " '", nv.name, "' is ", to_string(model_.graph().type(nv.value)), " (", expected,
-           " bytes), the buffer has ", bytes, " bytes");
+  const exec::Plan& plan = *plan_;
+  // Byte stores as f32 tensors: 64-byte aligned, rounded up to whole floats.
+  auto bytes_buffer = [](std::size_t bytes) { return Tensor(DType::f32, {static_cast<std::int64_t>((bytes + 3) / 4)}); };
+  auto c = std::make_unique<Context>();
+  c->arena = bytes_buffer(plan.arena_bytes);
+  c->shared_scratch = bytes_buffer(plan.shared_scratch_bytes);
+  c->thread_scratch = bytes_buffer(plan.thread_scratch_stride * static_cast<std::size_t>(options_.threads));
+  c->pool = std::make_unique<exec::ThreadPool>(options_.threads);
+  const Graph& g = model_.graph();
+  c->slots.assign(g.values.size(), nullptr);
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    if (plan.storage[v] == exec::Storage::arena) c->slots[v] = c->arena.raw() + plan.offset[v];
+    if (plan.storage[v] == exec::Storage::constant) c->slots[v] = const_cast<std::byte*>(g.values[v].data->raw());
   }
+  // Values sharing an arena buffer (in place) point at it from the start.
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    ValueId root = static_cast<ValueId>(v);
+    while (plan.storage[root] == exec::Storage::alias) root = plan.alias_of[root];
+    if (root != v && plan.storage[root] == exec::Storage::arena) c->slots[v] = c->arena.raw() + plan.offset[root];
+  }
+  return c;
+}
 
-  Model model_;
-  ExecutorOptions options_;
-  exec::Plan plan_;
-  mutable std::mutex mutex_;
-  mutable std::vector<std::unique_ptr<Context>> idle_;
-};
+RML_SPLIT_INLINE void Executor::release(std::unique_ptr<Context> context) const {
+  std::lock_guard lock(mutex_);
+  idle_.push_back(std::move(context));
+}
+
+RML_SPLIT_INLINE void Executor::check_bytes(const char* what, const TensorSpec& spec, std::size_t bytes) const {
+  const std::size_t expected = static_cast<std::size_t>(spec.type.elements()) * dtype_size(spec.type.dtype);
+  if (bytes != expected)
+    fail(ErrorCode::bad_run_inputs, "run: ", what, " '", spec.name, "' is ", to_string(spec.type), " (", expected,
+         " bytes), the buffer has ", bytes, " bytes");
+}
 
 }  // namespace rml
+#endif
 // ---- end rml/exec/executor.hpp ----
+#ifndef RML_DECLARATIONS_ONLY
+#endif
 // ---- end rml/run.hpp ----

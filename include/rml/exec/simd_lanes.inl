@@ -77,3 +77,12 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::gelu_tanh: return map_block<gelu_tanh_v, simd::gelu_tanh>(x, y, n);
   }
 }
+
+/// acc[0:n] = fma(w, x[0:n], acc[0:n]): one tap of a depthwise convolution
+/// along an output row. Each lane is the scalar fma, so the tail agrees.
+inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
+  const V::T wv = V::set1(w);
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(acc + i, V::fma(wv, V::load(x + i), V::load(acc + i)));
+  for (; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
+}

@@ -155,6 +155,9 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::gelu_tanh: return map_block<simd::gelu_tanh>(x, y, n);
   }
 }
+inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
+}
 }  // namespace portable
 
 #if RML_X86_DISPATCH
@@ -243,6 +246,16 @@ inline void apply(Function f, Isa isa, const float* x, float* y, std::int64_t n)
 #endif
   (void)isa;
   portable::apply(f, x, y, n);
+}
+
+/// acc[0:n] = fma(w, x[0:n], acc[0:n]) with `isa`'s vectors: the same bits on every set.
+inline void fma_row(Isa isa, float w, const float* x, float* acc, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::fma_row(w, x, acc, n);
+  if (isa == Isa::avx2) return avx2::fma_row(w, x, acc, n);
+#endif
+  (void)isa;
+  portable::fma_row(w, x, acc, n);
 }
 
 template <Function F>

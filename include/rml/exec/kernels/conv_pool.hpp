@@ -11,6 +11,7 @@
 
 #include "rml/exec/arena.hpp"
 #include "rml/exec/gemm.hpp"
+#include "rml/exec/kernels/conv_depthwise.hpp"
 #include "rml/exec/kernels/conv_direct.hpp"
 #include "rml/exec/kernels/elementwise.hpp"
 
@@ -311,8 +312,8 @@ class PoolKernel final : public Kernel {
   Shape x_shape_, y_shape_;
 };
 
-/// conv2d (direct when the stride is 1 and the weights constant, else over
-/// packed columns), optionally with a fused epilogue group over the output viewed as
+/// conv2d (depthwise: row fmas per plane; direct when the stride is 1 and the
+/// weights constant; else over packed columns), optionally with a fused epilogue group over the output viewed as
 /// [N, O, H'*W'] (exec/fusion.hpp decides when).
 template <>
 struct KernelFor<Conv2d> {
@@ -321,6 +322,11 @@ struct KernelFor<Conv2d> {
     std::optional<ValueId> bias;
     if (node.inputs.size() == 3) bias = node.inputs[2];
     const Tensor* w_constant = ctx.constant(node.inputs[1]);
+    if (DepthwiseConv2dKernel::applies(op, ctx.type(node.inputs[0]).shape, ctx.type(node.inputs[1]).shape,
+                                       ctx.output_shape(node)))
+      return std::make_unique<DepthwiseConv2dKernel>(op, node.inputs[0], node.inputs[1], bias, node.outputs[0],
+                                                     ctx.type(node.inputs[0]).shape, ctx.type(node.inputs[1]).shape,
+                                                     ctx.output_shape(node), std::move(epilogue));
     if (DirectConv2dKernel::applies(op, w_constant, ctx.type(node.inputs[0]).shape, ctx.output_shape(node)))
       return std::make_unique<DirectConv2dKernel>(op, node.inputs[0], bias, node.outputs[0], ctx.type(node.inputs[0]).shape,
                                                   ctx.type(node.inputs[1]).shape, ctx.output_shape(node), *w_constant,
