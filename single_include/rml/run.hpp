@@ -613,7 +613,7 @@ class Model {
   struct Signature {
     std::vector<TensorSpec> inputs, outputs;
   };
-  void describe_signature();
+  void record_signature();
 
   std::shared_ptr<const Graph> graph_;
   std::shared_ptr<const std::vector<std::size_t>> order_;
@@ -3446,17 +3446,17 @@ namespace rml {
 RML_SPLIT_INLINE Model::Model(Graph graph, const LoadOptions& limits)
     : graph_(std::make_shared<const Graph>(std::move(graph))), limits_(limits) {
   order_ = std::make_shared<const std::vector<std::size_t>>(validate(*graph_));
-  describe_signature();
+  record_signature();
 }
 
 RML_SPLIT_INLINE Model::Model(ValidGraph valid, const LoadOptions& limits)
     : graph_(std::make_shared<const Graph>(std::move(valid.graph))),
       order_(std::make_shared<const std::vector<std::size_t>>(std::move(valid.order))),
       limits_(limits) {
-  describe_signature();
+  record_signature();
 }
 
-RML_SPLIT_INLINE void Model::describe_signature() {
+RML_SPLIT_INLINE void Model::record_signature() {
   Signature signature;
   for (const NamedValue& in : graph_->inputs) signature.inputs.push_back({in.name, graph_->type(in.value)});
   for (const NamedValue& out : graph_->outputs) signature.outputs.push_back({out.name, graph_->type(out.value)});
@@ -4394,6 +4394,39 @@ inline void gemm(const PackedA& A, PackedBView B, float* C, std::int64_t ldc, st
 #include <optional>
 #include <vector>
 
+// ---- begin rml/exec/kernels/conv_sizes.hpp ----
+// Size arithmetic the convolution kernels share. Attributes may make a padded
+// copy of a plane astronomically larger than the tensors while the conv stays
+// valid (padding 2^62, a stride past the plane), so sizes saturate instead of
+// wrapping, and a kernel that builds such a copy checks that it is small.
+
+#include <cstdint>
+#include <limits>
+
+
+namespace rml::exec {
+
+/// ceil(a / b) for b > 0, without forming a + b - 1: a stride may be near INT64_MAX.
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b > 0 ? 1 : 0); }
+
+inline std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  std::int64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
+}
+inline std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t product;
+  return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::int64_t>::max() : product;
+}
+
+/// True when a padded plane of `rows` x `columns` floats is not much larger
+/// than the conv's input and output planes (x and y are NCHW).
+inline bool padded_plane_fits(std::int64_t rows, std::int64_t columns, const Shape& x_shape, const Shape& y_shape) {
+  const std::int64_t planes = saturating_add(saturating_mul(x_shape[2], x_shape[3]), saturating_mul(y_shape[2], y_shape[3]));
+  return saturating_mul(rows, columns) <= saturating_add(saturating_mul(4, planes), 4096);
+}
+
+}  // namespace rml::exec
+// ---- end rml/exec/kernels/conv_sizes.hpp ----
 // ---- begin rml/exec/kernels/elementwise.hpp ----
 // Elementwise ops run as groups: one pass over the output, block by block,
 // every op of a fused chain applied to a block while it is in cache. Inputs
@@ -5372,8 +5405,7 @@ class DepthwiseConv2dKernel final : public Kernel {
     const std::int64_t padded_w = saturating_add(saturating_add(x_shape[3], op.pads[1]), op.pads[3]);
     const std::int64_t split_h = saturating_mul(op.strides[0], ceil_div(padded_h, op.strides[0]));
     const std::int64_t split_w = saturating_mul(op.strides[1], ceil_div(padded_w, op.strides[1]));
-    const std::int64_t planes = saturating_add(saturating_mul(x_shape[2], x_shape[3]), saturating_mul(y_shape[2], y_shape[3]));
-    return saturating_mul(split_h, split_w) <= saturating_add(saturating_mul(4, planes), 4096);
+    return padded_plane_fits(split_h, split_w, x_shape, y_shape);
   }
 
   /// The epilogue group, if any, is over the output viewed as [N, C, H'*W'].
@@ -5460,17 +5492,6 @@ class DepthwiseConv2dKernel final : public Kernel {
   }
 
  private:
-  static std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-    std::int64_t sum;
-    return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
-  }
-  static std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
-    std::int64_t product;
-    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::int64_t>::max() : product;
-  }
-
-  static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b > 0 ? 1 : 0); }
-
   /// Copies one input plane into the zero-padded sub-planes (and zeroes the slack).
   void split_plane(const float* input, float* split) const {
     const std::int64_t top = op_.pads[0], left = op_.pads[1], sh = op_.strides[0], sw = op_.strides[1];
@@ -5542,8 +5563,7 @@ class DirectConv2dKernel final : public Kernel {
     if (!w_constant || op.strides != Ints{1, 1}) return false;
     const std::int64_t padded_h = saturating_add(saturating_add(x_shape[2], op.pads[0]), op.pads[2]);
     const std::int64_t padded_w = saturating_add(saturating_add(x_shape[3], op.pads[1]), op.pads[3]);
-    const std::int64_t planes = saturating_add(saturating_mul(x_shape[2], x_shape[3]), saturating_mul(y_shape[2], y_shape[3]));
-    return saturating_mul(padded_h, padded_w) <= saturating_add(saturating_mul(4, planes), 4096);
+    return padded_plane_fits(padded_h, padded_w, x_shape, y_shape);
   }
 
   /// The epilogue group, if any, is over the output viewed as [N, O, H'*W'].
@@ -5629,15 +5649,6 @@ class DirectConv2dKernel final : public Kernel {
   }
 
  private:
-  static std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-    std::int64_t sum;
-    return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
-  }
-  static std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
-    std::int64_t product;
-    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::int64_t>::max() : product;
-  }
-
   /// Copies one image's C/g planes into the zero-padded layout (and zeroes the slack).
   void pad_image(const float* input, float* padded) const {
     const std::int64_t top = op_.pads[0], left = op_.pads[1];
@@ -5714,9 +5725,6 @@ class DirectConv2dKernel final : public Kernel {
 // ---- end rml/exec/kernels/conv_direct.hpp ----
 
 namespace rml::exec {
-
-/// ceil(a / b) for b > 0, without forming a + b - 1: a stride may be near INT64_MAX.
-inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b > 0 ? 1 : 0); }
 
 /// conv2d as a GEMM per image and group: weights [O/g x C/g*kh*kw] times the
 /// image's columns [C/g*kh*kw x H'*W'] (im2col). The columns are never built

@@ -43,7 +43,7 @@ class Model {
   struct Signature {
     std::vector<TensorSpec> inputs, outputs;
   };
-  void describe_signature();
+  void record_signature();
 
   std::shared_ptr<const Graph> graph_;
   std::shared_ptr<const std::vector<std::size_t>> order_;
@@ -64,17 +64,17 @@ namespace rml {
 RML_SPLIT_INLINE Model::Model(Graph graph, const LoadOptions& limits)
     : graph_(std::make_shared<const Graph>(std::move(graph))), limits_(limits) {
   order_ = std::make_shared<const std::vector<std::size_t>>(validate(*graph_));
-  describe_signature();
+  record_signature();
 }
 
 RML_SPLIT_INLINE Model::Model(ValidGraph valid, const LoadOptions& limits)
     : graph_(std::make_shared<const Graph>(std::move(valid.graph))),
       order_(std::make_shared<const std::vector<std::size_t>>(std::move(valid.order))),
       limits_(limits) {
-  describe_signature();
+  record_signature();
 }
 
-RML_SPLIT_INLINE void Model::describe_signature() {
+RML_SPLIT_INLINE void Model::record_signature() {
   Signature signature;
   for (const NamedValue& in : graph_->inputs) signature.inputs.push_back({in.name, graph_->type(in.value)});
   for (const NamedValue& out : graph_->outputs) signature.outputs.push_back({out.name, graph_->type(out.value)});

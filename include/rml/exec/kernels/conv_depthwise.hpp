@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "rml/exec/arena.hpp"
+#include "rml/exec/kernels/conv_sizes.hpp"
 #include "rml/exec/kernels/elementwise.hpp"
 #include "rml/exec/simd_math.hpp"
 
@@ -46,8 +47,7 @@ class DepthwiseConv2dKernel final : public Kernel {
     const std::int64_t padded_w = saturating_add(saturating_add(x_shape[3], op.pads[1]), op.pads[3]);
     const std::int64_t split_h = saturating_mul(op.strides[0], ceil_div(padded_h, op.strides[0]));
     const std::int64_t split_w = saturating_mul(op.strides[1], ceil_div(padded_w, op.strides[1]));
-    const std::int64_t planes = saturating_add(saturating_mul(x_shape[2], x_shape[3]), saturating_mul(y_shape[2], y_shape[3]));
-    return saturating_mul(split_h, split_w) <= saturating_add(saturating_mul(4, planes), 4096);
+    return padded_plane_fits(split_h, split_w, x_shape, y_shape);
   }
 
   /// The epilogue group, if any, is over the output viewed as [N, C, H'*W'].
@@ -134,17 +134,6 @@ class DepthwiseConv2dKernel final : public Kernel {
   }
 
  private:
-  static std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-    std::int64_t sum;
-    return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
-  }
-  static std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
-    std::int64_t product;
-    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::int64_t>::max() : product;
-  }
-
-  static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b > 0 ? 1 : 0); }
-
   /// Copies one input plane into the zero-padded sub-planes (and zeroes the slack).
   void split_plane(const float* input, float* split) const {
     const std::int64_t top = op_.pads[0], left = op_.pads[1], sh = op_.strides[0], sw = op_.strides[1];

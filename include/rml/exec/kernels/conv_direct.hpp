@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "rml/exec/arena.hpp"
+#include "rml/exec/kernels/conv_sizes.hpp"
 #include "rml/exec/gemm.hpp"
 #include "rml/exec/kernels/elementwise.hpp"
 
@@ -38,8 +39,7 @@ class DirectConv2dKernel final : public Kernel {
     if (!w_constant || op.strides != Ints{1, 1}) return false;
     const std::int64_t padded_h = saturating_add(saturating_add(x_shape[2], op.pads[0]), op.pads[2]);
     const std::int64_t padded_w = saturating_add(saturating_add(x_shape[3], op.pads[1]), op.pads[3]);
-    const std::int64_t planes = saturating_add(saturating_mul(x_shape[2], x_shape[3]), saturating_mul(y_shape[2], y_shape[3]));
-    return saturating_mul(padded_h, padded_w) <= saturating_add(saturating_mul(4, planes), 4096);
+    return padded_plane_fits(padded_h, padded_w, x_shape, y_shape);
   }
 
   /// The epilogue group, if any, is over the output viewed as [N, O, H'*W'].
@@ -125,15 +125,6 @@ class DirectConv2dKernel final : public Kernel {
   }
 
  private:
-  static std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-    std::int64_t sum;
-    return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
-  }
-  static std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
-    std::int64_t product;
-    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::int64_t>::max() : product;
-  }
-
   /// Copies one image's C/g planes into the zero-padded layout (and zeroes the slack).
   void pad_image(const float* input, float* padded) const {
     const std::int64_t top = op_.pads[0], left = op_.pads[1];

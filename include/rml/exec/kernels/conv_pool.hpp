@@ -13,12 +13,10 @@
 #include "rml/exec/gemm.hpp"
 #include "rml/exec/kernels/conv_depthwise.hpp"
 #include "rml/exec/kernels/conv_direct.hpp"
+#include "rml/exec/kernels/conv_sizes.hpp"
 #include "rml/exec/kernels/elementwise.hpp"
 
 namespace rml::exec {
-
-/// ceil(a / b) for b > 0, without forming a + b - 1: a stride may be near INT64_MAX.
-inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b > 0 ? 1 : 0); }
 
 /// conv2d as a GEMM per image and group: weights [O/g x C/g*kh*kw] times the
 /// image's columns [C/g*kh*kw x H'*W'] (im2col). The columns are never built
