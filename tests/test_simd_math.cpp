@@ -116,6 +116,25 @@ TEST_CASE("an element's result depends neither on its position in a block nor on
       }
 }
 
+TEST_CASE("fma_row (the depthwise conv's tap) gives the scalar fma's bits on every instruction set") {
+  // Odd lengths and offsets put every element both in a vector lane and in the tail;
+  // signed zeros and a NaN ride along (fma(w, 0, -0) is +0, which a skipped tap would not give).
+  std::vector<float> x(61), acc(61);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = -3.0f + 0.1037f * static_cast<float>(i);
+    acc[i] = 1.0f / (1.0f + static_cast<float>(i));
+  }
+  x[4] = 0.0f, acc[4] = -0.0f;
+  x[9] = NAN;
+  for (const rml::exec::Isa isa : runnable_isas())
+    for (std::size_t offset : {0, 1, 3, 7}) {
+      CAPTURE(rml::exec::isa_name(isa));
+      std::vector<float> got(acc.begin() + offset, acc.end());
+      simd::fma_row(isa, 0.7431f, x.data() + offset, got.data(), static_cast<std::int64_t>(got.size()));
+      for (std::size_t i = 0; i < got.size(); ++i) CHECK(same_bits(got[i], std::fma(0.7431f, x[offset + i], acc[offset + i])));
+    }
+}
+
 TEST_CASE("every instruction set's GEMM kernels give the portable kernels' bits") {
   using namespace rml::exec;
   std::mt19937 rng(3);
