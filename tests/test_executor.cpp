@@ -1004,7 +1004,7 @@ TEST_CASE("pools: kernels, strides, four-sided pads, dilation, count_include_pad
       {{2, 3}, {1, 2}, {1, 2, 0, 1}, {2, 2}}, {{1, 1}, {3, 3}, {0, 0, 0, 0}, {1, 1}}, {{3, 3}, {2, 2}, {2, 2, 2, 2}, {1, 1}},
       {{2, 2}, {1, 3}, {1, 0, 0, 1}, {2, 1}}};  // 2x2 (its own row loop) with stride, pads, dilation
   for (const auto& [kernel, strides, pads, dilations] : windows)
-    for (const Shape& xs : {Shape{1, 1, 7, 7}, Shape{2, 3, 13, 8}}) {
+    for (const Shape& xs : {Shape{1, 1, 7, 7}, Shape{2, 3, 13, 8}, Shape{1, 2, 9, 70}}) {  // 70: rows of full vectors
       pool_case(rng, "max_pool2d", xs, make(std::type_identity<MaxPool2d>{}, kernel, strides, pads, dilations));
       pool_case(rng, "max_pool2d with NaN", xs, make(std::type_identity<MaxPool2d>{}, kernel, strides, pads, dilations), true);
       for (bool include : {false, true})
@@ -1371,10 +1371,14 @@ TEST_CASE("large transposes and transposing copies run in tiles and match the re
     b.output("yi", b.op(Transpose{.perm = perm}, {xi}));
     check_builder(b, detail::concat("transpose ", to_string(s), " perm ", to_string(perm)));
   }
-  for (const auto& [from, to] : {std::pair<Shape, Shape>{{67, 1}, {67, 70}}, {{3, 40, 1}, {3, 40, 35}}, {{1, 33}, {70, 33}}}) {
+  // The last two: nearest-neighbour upsampling (each element repeated 2 and 3 times along rows).
+  for (const auto& [from, to] : {std::pair<Shape, Shape>{{67, 1}, {67, 70}}, {{3, 40, 1}, {3, 40, 35}}, {{1, 33}, {70, 33}},
+                                 {{2, 5, 1, 9, 1}, {2, 5, 2, 9, 2}}, {{3, 1, 7, 1}, {3, 3, 7, 3}}}) {
     Builder b;
     const auto x = b.input("x", uniform(rng, from, -3, 3));
     b.output("y", b.op(BroadcastTo{.shape = to}, {x}));
+    const auto xi = b.input("xi", ints(rng, from, -1000, 1000));
+    b.output("yi", b.op(BroadcastTo{.shape = to}, {xi}));
     check_builder(b, detail::concat("broadcast_to ", to_string(from), " -> ", to_string(to)));
   }
   {  // a slice of a transpose, and a pad of one

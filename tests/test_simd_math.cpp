@@ -7,6 +7,7 @@
 // must give the tiled path's bits, and its kernels per instruction set.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -133,6 +134,45 @@ TEST_CASE("fma_row (the depthwise conv's tap) gives the scalar fma's bits on eve
       simd::fma_row(isa, 0.7431f, x.data() + offset, got.data(), static_cast<std::int64_t>(got.size()));
       for (std::size_t i = 0; i < got.size(); ++i) CHECK(same_bits(got[i], std::fma(0.7431f, x[offset + i], acc[offset + i])));
     }
+}
+
+TEST_CASE("max_2x2_stride2 (max_pool2d's 2x2 window) gives the scalar tap chain's bits on every instruction set") {
+  // A 9 x 88 plane. Row lengths of 1 to 37 windows put windows in full
+  // vectors and in masked last ones; signed zeros in both orders (the first
+  // taken stays), infinities, and NaNs with a payload and a sign (any NaN tap
+  // gives the canonical NaN) ride along. Outputs between rows stay untouched.
+  const std::int64_t width = 88, height = 9;
+  std::vector<float> plane(width * height);
+  for (std::size_t i = 0; i < plane.size(); ++i) plane[i] = std::sin(0.37f * static_cast<float>(i));
+  plane[0] = -0.0f, plane[1] = 0.0f, plane[width] = -0.0f, plane[width + 1] = -0.0f;
+  plane[2] = 0.0f, plane[3] = -0.0f, plane[width + 2] = -1.0f, plane[width + 3] = -0.0f;
+  plane[6] = -INFINITY, plane[width + 7] = INFINITY;
+  plane[9] = std::bit_cast<float>(0xFFC00123u);
+  plane[2 * width + 12] = NAN;
+  plane[3 * width + 30] = std::bit_cast<float>(0x7F800001u);
+  const float untouched = 12345.0f;
+  for (const rml::exec::Isa isa : runnable_isas())
+    for (const std::int64_t offset : {0, 2, 7})
+      for (const std::int64_t n : {1, 7, 8, 14, 16, 17, 37}) {
+        CAPTURE(rml::exec::isa_name(isa));
+        CAPTURE(offset);
+        CAPTURE(n);
+        // Rows 0, 2, 4, 6 as top rows (stride 2), each with the next row below.
+        const std::int64_t rows = 4, out_step = n + 3;
+        std::vector<float> got(rows * out_step, untouched);
+        simd::max_2x2_stride2(isa, plane.data() + offset, width, 2 * width, got.data(), out_step, rows, n);
+        for (std::int64_t r = 0; r < rows; ++r)
+          for (std::int64_t i = 0; i < out_step; ++i) {
+            float want = untouched;
+            if (i < n) {
+              const float* t = plane.data() + offset + 2 * r * width + 2 * i;
+              want = -INFINITY;
+              for (float v : {t[0], t[1], t[width], t[width + 1]}) want = (v > want || v != v) ? v : want;
+              if (want != want) want = std::bit_cast<float>(0x7FC00000u);
+            }
+            CHECK(same_bits(got[r * out_step + i], want));
+          }
+      }
 }
 
 TEST_CASE("every instruction set's GEMM kernels give the portable kernels' bits") {

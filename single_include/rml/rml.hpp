@@ -15617,6 +15617,7 @@ struct KernelFor;
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 
 namespace rml::exec::simd {
@@ -15739,6 +15740,18 @@ inline double sum_in_double(const float* x, std::int64_t n) {
   return sum_in_double(x, n, [](float v) { return double(v); });
 }
 
+// ---- max pooling ----
+
+/// max_pool2d's step: the tap replaces the running maximum when greater or
+/// NaN (so a NaN sticks, and of -0 and +0 the first taken stays).
+inline float max_step(float acc, float v) { return (v > acc || v != v) ? v : acc; }
+
+/// The maximum of four taps in this order, NaN made the canonical NaN.
+inline float max_2x2(float a, float b, float c, float d) {
+  const float acc = max_step(max_step(max_step(a, b), c), d);
+  return acc != acc ? std::numeric_limits<float>::quiet_NaN() : acc;
+}
+
 // ---- blocks: y[0:n] = f(x[0:n]) on the process's instruction set ----
 
 enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh };
@@ -15761,6 +15774,14 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
 inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
 }
+inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t row_step, float* out,
+                            std::int64_t out_step, std::int64_t rows, std::int64_t n) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* t = top + r * row_step;
+    const float* b = t + below;
+    for (std::int64_t i = 0; i < n; ++i) out[r * out_step + i] = max_2x2(t[2 * i], t[2 * i + 1], b[2 * i], b[2 * i + 1]);
+  }
+}
 }  // namespace portable
 
 #if RML_X86_DISPATCH
@@ -15772,6 +15793,18 @@ struct V {
   static constexpr std::int64_t kLanes = 8;
   static T load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+  /// p[0:count] (0 <= count <= kLanes) in the first lanes, zeros after; nothing past them is read.
+  static T load_first(const float* p, std::int64_t count) {
+    if (count >= kLanes) return load(p);
+    return _mm256_maskload_ps(p, first_lanes(count));
+  }
+  static void store_first(float* p, T v, std::int64_t count) {
+    if (count >= kLanes) return store(p, v);
+    _mm256_maskstore_ps(p, first_lanes(count), v);
+  }
+  static __m256i first_lanes(std::int64_t count) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
   static T set1(float v) { return _mm256_set1_ps(v); }
   static T add(T a, T b) { return _mm256_add_ps(a, b); }
   static T sub(T a, T b) { return _mm256_sub_ps(a, b); }
@@ -15787,6 +15820,12 @@ struct V {
   static M less(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static M is_nan(T a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
+  static M mask_or(M a, M b) { return _mm256_or_ps(a, b); }
+  /// The even and the odd elements of the 16 floats a, b (in order).
+  static void deinterleave(T a, T b, T& even, T& odd) {
+    even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+    odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+  }
   /// (p * 2^h) * 2^(n-h), h = n >> 1 (pow2_factors, lane-wise).
   static T scale_by_pow2(T p, T n) {
     const __m256i total = _mm256_cvtps_epi32(n);  // exact: n is integral
@@ -15886,6 +15925,34 @@ inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
   for (; i + V::kLanes <= n; i += V::kLanes) V::store(acc + i, V::fma(wv, V::load(x + i), V::load(acc + i)));
   for (; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
 }
+
+/// simd::max_step, lane-wise.
+inline V::T max_step_v(V::T acc, V::T v) { return V::select(V::mask_or(V::less(acc, v), V::is_nan(v)), v, acc); }
+
+/// The maxima of 2x2 windows with horizontal stride 2 over `rows` rows of
+/// `n` windows: row r's windows have their top taps at top + r * row_step
+/// (pairs 2i, 2i + 1), their bottom taps `below` floats further, and go to
+/// out + r * out_step. max_pool2d's commonest window. The taps are taken in
+/// the order of simd::max_2x2, so each lane is its result: -0 and +0 as the
+/// scalar chain leaves them, any NaN tap giving the canonical NaN.
+inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t row_step, float* out,
+                            std::int64_t out_step, std::int64_t rows, std::int64_t n) {
+  // Pooled rows are short (14 windows in a 28-wide plane), so the last,
+  // partial vector of a row is loaded and stored under a mask, not left scalar.
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t i = 0; i < n; i += V::kLanes) {
+      const float* t = top + r * row_step + 2 * i;
+      const float* b = t + below;
+      const std::int64_t windows = std::min<std::int64_t>(n - i, V::kLanes);
+      const std::int64_t low = std::min<std::int64_t>(2 * windows, V::kLanes), high = 2 * windows - low;
+      V::T top_left, top_right, bottom_left, bottom_right;
+      V::deinterleave(V::load_first(t, low), V::load_first(t + V::kLanes, high), top_left, top_right);
+      V::deinterleave(V::load_first(b, low), V::load_first(b + V::kLanes, high), bottom_left, bottom_right);
+      const V::T acc = max_step_v(max_step_v(max_step_v(top_left, top_right), bottom_left), bottom_right);
+      V::store_first(out + r * out_step + i, V::select(V::is_nan(acc), V::set1(std::numeric_limits<float>::quiet_NaN()), acc),
+                     windows);
+    }
+}
 // ---- end rml/exec/simd_lanes.inl ----
 }  // namespace avx2
 RML_END_TARGET
@@ -15898,6 +15965,11 @@ struct V {
   static constexpr std::int64_t kLanes = 16;
   static T load(const float* p) { return _mm512_loadu_ps(p); }
   static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+  static T load_first(const float* p, std::int64_t count) { return _mm512_maskz_loadu_ps(first_lanes(count), p); }
+  static void store_first(float* p, T v, std::int64_t count) { _mm512_mask_storeu_ps(p, first_lanes(count), v); }
+  static __mmask16 first_lanes(std::int64_t count) {
+    return count >= kLanes ? kAll : static_cast<__mmask16>((1u << count) - 1u);
+  }
   static T set1(float v) { return _mm512_set1_ps(v); }
   static T add(T a, T b) { return _mm512_add_ps(a, b); }
   static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
@@ -15916,6 +15988,12 @@ struct V {
   static M less(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M is_nan(T a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
+  static M mask_or(M a, M b) { return static_cast<M>(a | b); }
+  static void deinterleave(T a, T b, T& even, T& odd) {
+    const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    even = _mm512_permutex2var_ps(a, evens, b);
+    odd = _mm512_permutex2var_ps(a, _mm512_add_epi32(evens, _mm512_set1_epi32(1)), b);
+  }
   static T scale_by_pow2(T p, T n) {
     const __m512i total = _mm512_maskz_cvtps_epi32(kAll, n);
     const __m512i half = _mm512_maskz_srai_epi32(kAll, total, 1);
@@ -16014,6 +16092,34 @@ inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
   for (; i + V::kLanes <= n; i += V::kLanes) V::store(acc + i, V::fma(wv, V::load(x + i), V::load(acc + i)));
   for (; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
 }
+
+/// simd::max_step, lane-wise.
+inline V::T max_step_v(V::T acc, V::T v) { return V::select(V::mask_or(V::less(acc, v), V::is_nan(v)), v, acc); }
+
+/// The maxima of 2x2 windows with horizontal stride 2 over `rows` rows of
+/// `n` windows: row r's windows have their top taps at top + r * row_step
+/// (pairs 2i, 2i + 1), their bottom taps `below` floats further, and go to
+/// out + r * out_step. max_pool2d's commonest window. The taps are taken in
+/// the order of simd::max_2x2, so each lane is its result: -0 and +0 as the
+/// scalar chain leaves them, any NaN tap giving the canonical NaN.
+inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t row_step, float* out,
+                            std::int64_t out_step, std::int64_t rows, std::int64_t n) {
+  // Pooled rows are short (14 windows in a 28-wide plane), so the last,
+  // partial vector of a row is loaded and stored under a mask, not left scalar.
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t i = 0; i < n; i += V::kLanes) {
+      const float* t = top + r * row_step + 2 * i;
+      const float* b = t + below;
+      const std::int64_t windows = std::min<std::int64_t>(n - i, V::kLanes);
+      const std::int64_t low = std::min<std::int64_t>(2 * windows, V::kLanes), high = 2 * windows - low;
+      V::T top_left, top_right, bottom_left, bottom_right;
+      V::deinterleave(V::load_first(t, low), V::load_first(t + V::kLanes, high), top_left, top_right);
+      V::deinterleave(V::load_first(b, low), V::load_first(b + V::kLanes, high), bottom_left, bottom_right);
+      const V::T acc = max_step_v(max_step_v(max_step_v(top_left, top_right), bottom_left), bottom_right);
+      V::store_first(out + r * out_step + i, V::select(V::is_nan(acc), V::set1(std::numeric_limits<float>::quiet_NaN()), acc),
+                     windows);
+    }
+}
 // ---- end rml/exec/simd_lanes.inl ----
 }  // namespace avx512
 RML_END_TARGET
@@ -16037,6 +16143,18 @@ inline void fma_row(Isa isa, float w, const float* x, float* acc, std::int64_t n
 #endif
   (void)isa;
   portable::fma_row(w, x, acc, n);
+}
+
+/// max_pool2d's 2x2 windows with horizontal stride 2 (simd_lanes.inl says
+/// how the arguments lay them out) with `isa`'s vectors: simd::max_2x2's bits.
+inline void max_2x2_stride2(Isa isa, const float* top, std::int64_t below, std::int64_t row_step, float* out,
+                            std::int64_t out_step, std::int64_t rows, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::max_2x2_stride2(top, below, row_step, out, out_step, rows, n);
+  if (isa == Isa::avx2) return avx2::max_2x2_stride2(top, below, row_step, out, out_step, rows, n);
+#endif
+  (void)isa;
+  portable::max_2x2_stride2(top, below, row_step, out, out_step, rows, n);
 }
 
 template <Function F>
@@ -16837,21 +16955,22 @@ class PoolKernel final : public Kernel {
     const float* x = ctx.value<const float>(x_);
     float* y = ctx.value<float>(y_);
     const std::int64_t height = x_shape_[2], width = x_shape_[3], out_h = y_shape_[2], out_w = y_shape_[3];
+    // Max pool: the windows wholly inside the plane, rows [row_lo, row_hi) x
+    // columns [col_lo, col_hi), skip the bounds checks; the border ones don't.
+    const auto [row_lo, row_hi] = inside(0, height, out_h);
+    const auto [col_lo, col_hi] = inside(1, width, out_w);
+    const Isa isa = active_isa();
     ctx.pool->parallel_for(x_shape_[0] * x_shape_[1], 1, [&](std::int64_t p0, std::int64_t p1, int) {
       for (std::int64_t plane = p0; plane < p1; ++plane) {
         const float* in = x + plane * height * width;
         float* out = y + plane * out_h * out_w;
+        if constexpr (std::is_same_v<Pool, MaxPool2d>) max_inside(isa, in, out, row_lo, row_hi, col_lo, col_hi);
         for (std::int64_t oh = 0; oh < out_h; ++oh) {
           const std::int64_t ih0 = oh * op_.strides[0] - op_.pads[0];
-          std::int64_t inside_lo = out_w, inside_hi = out_w;  // windows [lo, hi) wholly inside the plane
-          if constexpr (std::is_same_v<Pool, MaxPool2d>) {
-            if (ih0 >= 0 && ih0 + (op_.kernel[0] - 1) * op_.dilations[0] < height) {
-              std::tie(inside_lo, inside_hi) = inside_columns(width, out_w);
-              max_row(in, ih0, inside_lo, inside_hi, out + oh * out_w);
-            }
-          }
+          const bool inside_row = std::is_same_v<Pool, MaxPool2d> && oh >= row_lo && oh < row_hi;
+          const std::int64_t skip_lo = inside_row ? col_lo : out_w, skip_hi = inside_row ? col_hi : out_w;
           for (std::int64_t ow = 0; ow < out_w; ++ow) {
-            if (ow == inside_lo) ow = inside_hi;
+            if (ow == skip_lo) ow = skip_hi;
             if (ow == out_w) break;
             const std::int64_t iw0 = ow * op_.strides[1] - op_.pads[1];
             if constexpr (std::is_same_v<Pool, MaxPool2d>)
@@ -16866,13 +16985,31 @@ class PoolKernel final : public Kernel {
   std::string describe() const override { return std::string(Pool::name) + " (direct, one plane per task)"; }
 
  private:
-  /// Output columns whose windows lie wholly inside a row of `width`: [lo, hi).
-  std::pair<std::int64_t, std::int64_t> inside_columns(std::int64_t width, std::int64_t out_w) const {
-    const std::int64_t sw = op_.strides[1], pw = op_.pads[1], span = (op_.kernel[1] - 1) * op_.dilations[1];
-    const std::int64_t lo = std::min(ceil_div(pw, sw), out_w);  // first ow with ow*sw - pw >= 0
-    const std::int64_t last = width - 1 - span + pw;              // ow*sw <= last
-    const std::int64_t hi = last < 0 ? lo : std::clamp(last / sw + 1, lo, out_w);
+  /// The outputs along spatial axis `axis` (0: rows, 1: columns) whose
+  /// windows lie wholly inside an input of `extent`: [lo, hi).
+  std::pair<std::int64_t, std::int64_t> inside(int axis, std::int64_t extent, std::int64_t out_extent) const {
+    const std::int64_t stride = op_.strides[axis], pad = op_.pads[axis];
+    const std::int64_t span = (op_.kernel[axis] - 1) * op_.dilations[axis];
+    const std::int64_t lo = std::min(ceil_div(pad, stride), out_extent);  // first o with o*stride - pad >= 0
+    const std::int64_t last = extent - 1 - span + pad;                     // o*stride <= last
+    const std::int64_t hi = last < 0 ? lo : std::clamp(last / stride + 1, lo, out_extent);
     return {lo, hi};
+  }
+
+  /// The max pool's inside windows of one plane: a 2x2 window with
+  /// horizontal stride 2 and no horizontal dilation a vector at a time over
+  /// all those rows, any other row by row.
+  void max_inside(Isa isa, const float* in, float* out, std::int64_t row_lo, std::int64_t row_hi, std::int64_t col_lo,
+                  std::int64_t col_hi) const {
+    if (row_lo >= row_hi || col_lo >= col_hi) return;
+    const std::int64_t width = x_shape_[3], out_w = y_shape_[3];
+    if (op_.kernel[0] == 2 && op_.kernel[1] == 2 && op_.strides[1] == 2 && op_.dilations[1] == 1) {
+      const float* top = in + (row_lo * op_.strides[0] - op_.pads[0]) * width + col_lo * 2 - op_.pads[1];
+      return simd::max_2x2_stride2(isa, top, op_.dilations[0] * width, op_.strides[0] * width, out + row_lo * out_w + col_lo,
+                                   out_w, row_hi - row_lo, col_hi - col_lo);
+    }
+    for (std::int64_t oh = row_lo; oh < row_hi; ++oh)
+      max_row(in, oh * op_.strides[0] - op_.pads[0], col_lo, col_hi, out + oh * out_w);
   }
 
   /// out[lo, hi) of one output row whose windows (top row ih0) lie inside the
@@ -16887,26 +17024,23 @@ class PoolKernel final : public Kernel {
       for (std::int64_t j = 0; j < op_.kernel[1]; ++j) {
         const float* tap = in + (ih0 + i * op_.dilations[0]) * width + j * op_.dilations[1] - op_.pads[1];
         for (std::int64_t ow = lo; ow < hi; ++ow) {
-          const float v = tap[ow * sw], acc = out[ow];
-          out[ow] = (v > acc || v != v) ? v : acc;
+          out[ow] = simd::max_step(out[ow], tap[ow * sw]);
         }
       }
     for (std::int64_t ow = lo; ow < hi; ++ow)
       if (out[ow] != out[ow]) out[ow] = std::numeric_limits<float>::quiet_NaN();
   }
 
-  /// max_row for the common 2x2 window: its four taps held in registers, in
-  /// the same order (top-left, top-right, bottom-left, bottom-right).
+  /// max_row for a 2x2 window: its four taps held in registers, in the same
+  /// order (top-left, top-right, bottom-left, bottom-right).
   void max_row_2x2(const float* in, std::int64_t ih0, std::int64_t lo, std::int64_t hi, float* out) const {
     const std::int64_t width = x_shape_[3], sw = op_.strides[1];
     const float* top = in + ih0 * width - op_.pads[1];
     const float* bottom = top + op_.dilations[0] * width;
     const std::int64_t right = op_.dilations[1];
-    auto step = [](float acc, float v) { return (v > acc || v != v) ? v : acc; };
     for (std::int64_t ow = lo; ow < hi; ++ow) {
       const std::int64_t iw = ow * sw;
-      float acc = step(step(step(top[iw], top[iw + right]), bottom[iw]), bottom[iw + right]);
-      out[ow] = acc != acc ? std::numeric_limits<float>::quiet_NaN() : acc;
+      out[ow] = simd::max_2x2(top[iw], top[iw + right], bottom[iw], bottom[iw + right]);
     }
   }
 
@@ -17153,6 +17287,9 @@ struct StridedCopy {
     const std::size_t outer_rank = shape.size() - (blocks ? 2 : 1);
     const std::int64_t block_rows = blocks ? shape[outer_rank] : 1;
     const std::int64_t s_row = blocks ? src_strides[outer_rank] : 0, d_row = blocks ? dst_strides[outer_rank] : 0;
+    // A block that writes each of consecutive source elements `cols` times
+    // in a row (nearest-neighbour upsampling's inner axes) is one loop.
+    const bool repeats = blocks && s_inner == 0 && d_inner == 1 && s_row == 1 && d_row == cols;
     if (outer_rank > kMaxOuterRank) return run_by_division(ctx, src, dst, rows);
     ctx.pool->parallel_for(rows / block_rows, std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(cols * block_rows, 1)),
                            [&](std::int64_t r0, std::int64_t r1, int) {
@@ -17166,8 +17303,11 @@ struct StridedCopy {
         t += index[d] * dst_strides[d];
       }
       for (std::int64_t row = r0; row < r1; ++row) {
-        for (std::int64_t i = 0; i < block_rows; ++i)
-          copy_row(src + 4 * (s + i * s_row), dst + 4 * (t + i * d_row), cols, s_inner, d_inner);
+        if (repeats)
+          repeat_each(src + 4 * s, dst + 4 * t, block_rows, cols);
+        else
+          for (std::int64_t i = 0; i < block_rows; ++i)
+            copy_row(src + 4 * (s + i * s_row), dst + 4 * (t + i * d_row), cols, s_inner, d_inner);
         for (std::size_t d = outer_rank; d-- > 0;) {
           s += src_strides[d];
           t += dst_strides[d];
@@ -17193,6 +17333,26 @@ struct StridedCopy {
       for (std::int64_t c = 0; c < cols; ++c) std::memcpy(to + 4 * c, &bits, 4);
     } else {
       for (std::int64_t c = 0; c < cols; ++c) std::memcpy(to + 4 * c * d_inner, from + 4 * c * s_inner, 4);
+    }
+  }
+
+  /// to[j * times + c] = from[j] for j < n, c < times (4-byte elements).
+  static void repeat_each(const std::byte* from, std::byte* to, std::int64_t n, std::int64_t times) {
+    auto element = [&](std::int64_t j) {
+      std::uint32_t bits;
+      std::memcpy(&bits, from + 4 * j, 4);
+      return bits;
+    };
+    if (times == 2) {  // the usual 2x upsampling: a loop the compiler unrolls and vectorises
+      for (std::int64_t j = 0; j < n; ++j) {
+        const std::uint32_t pair[2] = {element(j), element(j)};
+        std::memcpy(to + 8 * j, pair, 8);
+      }
+      return;
+    }
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::uint32_t bits = element(j);
+      for (std::int64_t c = 0; c < times; ++c) std::memcpy(to + 4 * (j * times + c), &bits, 4);
     }
   }
 

@@ -86,3 +86,31 @@ inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
   for (; i + V::kLanes <= n; i += V::kLanes) V::store(acc + i, V::fma(wv, V::load(x + i), V::load(acc + i)));
   for (; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
 }
+
+/// simd::max_step, lane-wise.
+inline V::T max_step_v(V::T acc, V::T v) { return V::select(V::mask_or(V::less(acc, v), V::is_nan(v)), v, acc); }
+
+/// The maxima of 2x2 windows with horizontal stride 2 over `rows` rows of
+/// `n` windows: row r's windows have their top taps at top + r * row_step
+/// (pairs 2i, 2i + 1), their bottom taps `below` floats further, and go to
+/// out + r * out_step. max_pool2d's commonest window. The taps are taken in
+/// the order of simd::max_2x2, so each lane is its result: -0 and +0 as the
+/// scalar chain leaves them, any NaN tap giving the canonical NaN.
+inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t row_step, float* out,
+                            std::int64_t out_step, std::int64_t rows, std::int64_t n) {
+  // Pooled rows are short (14 windows in a 28-wide plane), so the last,
+  // partial vector of a row is loaded and stored under a mask, not left scalar.
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t i = 0; i < n; i += V::kLanes) {
+      const float* t = top + r * row_step + 2 * i;
+      const float* b = t + below;
+      const std::int64_t windows = std::min<std::int64_t>(n - i, V::kLanes);
+      const std::int64_t low = std::min<std::int64_t>(2 * windows, V::kLanes), high = 2 * windows - low;
+      V::T top_left, top_right, bottom_left, bottom_right;
+      V::deinterleave(V::load_first(t, low), V::load_first(t + V::kLanes, high), top_left, top_right);
+      V::deinterleave(V::load_first(b, low), V::load_first(b + V::kLanes, high), bottom_left, bottom_right);
+      const V::T acc = max_step_v(max_step_v(max_step_v(top_left, top_right), bottom_left), bottom_right);
+      V::store_first(out + r * out_step + i, V::select(V::is_nan(acc), V::set1(std::numeric_limits<float>::quiet_NaN()), acc),
+                     windows);
+    }
+}

@@ -13,6 +13,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "rml/exec/isa.hpp"
 
@@ -136,6 +137,18 @@ inline double sum_in_double(const float* x, std::int64_t n) {
   return sum_in_double(x, n, [](float v) { return double(v); });
 }
 
+// ---- max pooling ----
+
+/// max_pool2d's step: the tap replaces the running maximum when greater or
+/// NaN (so a NaN sticks, and of -0 and +0 the first taken stays).
+inline float max_step(float acc, float v) { return (v > acc || v != v) ? v : acc; }
+
+/// The maximum of four taps in this order, NaN made the canonical NaN.
+inline float max_2x2(float a, float b, float c, float d) {
+  const float acc = max_step(max_step(max_step(a, b), c), d);
+  return acc != acc ? std::numeric_limits<float>::quiet_NaN() : acc;
+}
+
 // ---- blocks: y[0:n] = f(x[0:n]) on the process's instruction set ----
 
 enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh };
@@ -158,6 +171,14 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
 inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
 }
+inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t row_step, float* out,
+                            std::int64_t out_step, std::int64_t rows, std::int64_t n) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* t = top + r * row_step;
+    const float* b = t + below;
+    for (std::int64_t i = 0; i < n; ++i) out[r * out_step + i] = max_2x2(t[2 * i], t[2 * i + 1], b[2 * i], b[2 * i + 1]);
+  }
+}
 }  // namespace portable
 
 #if RML_X86_DISPATCH
@@ -169,6 +190,18 @@ struct V {
   static constexpr std::int64_t kLanes = 8;
   static T load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+  /// p[0:count] (0 <= count <= kLanes) in the first lanes, zeros after; nothing past them is read.
+  static T load_first(const float* p, std::int64_t count) {
+    if (count >= kLanes) return load(p);
+    return _mm256_maskload_ps(p, first_lanes(count));
+  }
+  static void store_first(float* p, T v, std::int64_t count) {
+    if (count >= kLanes) return store(p, v);
+    _mm256_maskstore_ps(p, first_lanes(count), v);
+  }
+  static __m256i first_lanes(std::int64_t count) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
   static T set1(float v) { return _mm256_set1_ps(v); }
   static T add(T a, T b) { return _mm256_add_ps(a, b); }
   static T sub(T a, T b) { return _mm256_sub_ps(a, b); }
@@ -184,6 +217,12 @@ struct V {
   static M less(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static M is_nan(T a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
+  static M mask_or(M a, M b) { return _mm256_or_ps(a, b); }
+  /// The even and the odd elements of the 16 floats a, b (in order).
+  static void deinterleave(T a, T b, T& even, T& odd) {
+    even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+    odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+  }
   /// (p * 2^h) * 2^(n-h), h = n >> 1 (pow2_factors, lane-wise).
   static T scale_by_pow2(T p, T n) {
     const __m256i total = _mm256_cvtps_epi32(n);  // exact: n is integral
@@ -206,6 +245,11 @@ struct V {
   static constexpr std::int64_t kLanes = 16;
   static T load(const float* p) { return _mm512_loadu_ps(p); }
   static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+  static T load_first(const float* p, std::int64_t count) { return _mm512_maskz_loadu_ps(first_lanes(count), p); }
+  static void store_first(float* p, T v, std::int64_t count) { _mm512_mask_storeu_ps(p, first_lanes(count), v); }
+  static __mmask16 first_lanes(std::int64_t count) {
+    return count >= kLanes ? kAll : static_cast<__mmask16>((1u << count) - 1u);
+  }
   static T set1(float v) { return _mm512_set1_ps(v); }
   static T add(T a, T b) { return _mm512_add_ps(a, b); }
   static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
@@ -224,6 +268,12 @@ struct V {
   static M less(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M is_nan(T a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
+  static M mask_or(M a, M b) { return static_cast<M>(a | b); }
+  static void deinterleave(T a, T b, T& even, T& odd) {
+    const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    even = _mm512_permutex2var_ps(a, evens, b);
+    odd = _mm512_permutex2var_ps(a, _mm512_add_epi32(evens, _mm512_set1_epi32(1)), b);
+  }
   static T scale_by_pow2(T p, T n) {
     const __m512i total = _mm512_maskz_cvtps_epi32(kAll, n);
     const __m512i half = _mm512_maskz_srai_epi32(kAll, total, 1);
@@ -256,6 +306,18 @@ inline void fma_row(Isa isa, float w, const float* x, float* acc, std::int64_t n
 #endif
   (void)isa;
   portable::fma_row(w, x, acc, n);
+}
+
+/// max_pool2d's 2x2 windows with horizontal stride 2 (simd_lanes.inl says
+/// how the arguments lay them out) with `isa`'s vectors: simd::max_2x2's bits.
+inline void max_2x2_stride2(Isa isa, const float* top, std::int64_t below, std::int64_t row_step, float* out,
+                            std::int64_t out_step, std::int64_t rows, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::max_2x2_stride2(top, below, row_step, out, out_step, rows, n);
+  if (isa == Isa::avx2) return avx2::max_2x2_stride2(top, below, row_step, out, out_step, rows, n);
+#endif
+  (void)isa;
+  portable::max_2x2_stride2(top, below, row_step, out, out_step, rows, n);
 }
 
 template <Function F>

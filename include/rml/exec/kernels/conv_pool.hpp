@@ -15,6 +15,7 @@
 #include "rml/exec/kernels/conv_direct.hpp"
 #include "rml/exec/kernels/conv_sizes.hpp"
 #include "rml/exec/kernels/elementwise.hpp"
+#include "rml/exec/simd_math.hpp"
 
 namespace rml::exec {
 
@@ -193,21 +194,22 @@ class PoolKernel final : public Kernel {
     const float* x = ctx.value<const float>(x_);
     float* y = ctx.value<float>(y_);
     const std::int64_t height = x_shape_[2], width = x_shape_[3], out_h = y_shape_[2], out_w = y_shape_[3];
+    // Max pool: the windows wholly inside the plane, rows [row_lo, row_hi) x
+    // columns [col_lo, col_hi), skip the bounds checks; the border ones don't.
+    const auto [row_lo, row_hi] = inside(0, height, out_h);
+    const auto [col_lo, col_hi] = inside(1, width, out_w);
+    const Isa isa = active_isa();
     ctx.pool->parallel_for(x_shape_[0] * x_shape_[1], 1, [&](std::int64_t p0, std::int64_t p1, int) {
       for (std::int64_t plane = p0; plane < p1; ++plane) {
         const float* in = x + plane * height * width;
         float* out = y + plane * out_h * out_w;
+        if constexpr (std::is_same_v<Pool, MaxPool2d>) max_inside(isa, in, out, row_lo, row_hi, col_lo, col_hi);
         for (std::int64_t oh = 0; oh < out_h; ++oh) {
           const std::int64_t ih0 = oh * op_.strides[0] - op_.pads[0];
-          std::int64_t inside_lo = out_w, inside_hi = out_w;  // windows [lo, hi) wholly inside the plane
-          if constexpr (std::is_same_v<Pool, MaxPool2d>) {
-            if (ih0 >= 0 && ih0 + (op_.kernel[0] - 1) * op_.dilations[0] < height) {
-              std::tie(inside_lo, inside_hi) = inside_columns(width, out_w);
-              max_row(in, ih0, inside_lo, inside_hi, out + oh * out_w);
-            }
-          }
+          const bool inside_row = std::is_same_v<Pool, MaxPool2d> && oh >= row_lo && oh < row_hi;
+          const std::int64_t skip_lo = inside_row ? col_lo : out_w, skip_hi = inside_row ? col_hi : out_w;
           for (std::int64_t ow = 0; ow < out_w; ++ow) {
-            if (ow == inside_lo) ow = inside_hi;
+            if (ow == skip_lo) ow = skip_hi;
             if (ow == out_w) break;
             const std::int64_t iw0 = ow * op_.strides[1] - op_.pads[1];
             if constexpr (std::is_same_v<Pool, MaxPool2d>)
@@ -222,13 +224,31 @@ class PoolKernel final : public Kernel {
   std::string describe() const override { return std::string(Pool::name) + " (direct, one plane per task)"; }
 
  private:
-  /// Output columns whose windows lie wholly inside a row of `width`: [lo, hi).
-  std::pair<std::int64_t, std::int64_t> inside_columns(std::int64_t width, std::int64_t out_w) const {
-    const std::int64_t sw = op_.strides[1], pw = op_.pads[1], span = (op_.kernel[1] - 1) * op_.dilations[1];
-    const std::int64_t lo = std::min(ceil_div(pw, sw), out_w);  // first ow with ow*sw - pw >= 0
-    const std::int64_t last = width - 1 - span + pw;              // ow*sw <= last
-    const std::int64_t hi = last < 0 ? lo : std::clamp(last / sw + 1, lo, out_w);
+  /// The outputs along spatial axis `axis` (0: rows, 1: columns) whose
+  /// windows lie wholly inside an input of `extent`: [lo, hi).
+  std::pair<std::int64_t, std::int64_t> inside(int axis, std::int64_t extent, std::int64_t out_extent) const {
+    const std::int64_t stride = op_.strides[axis], pad = op_.pads[axis];
+    const std::int64_t span = (op_.kernel[axis] - 1) * op_.dilations[axis];
+    const std::int64_t lo = std::min(ceil_div(pad, stride), out_extent);  // first o with o*stride - pad >= 0
+    const std::int64_t last = extent - 1 - span + pad;                     // o*stride <= last
+    const std::int64_t hi = last < 0 ? lo : std::clamp(last / stride + 1, lo, out_extent);
     return {lo, hi};
+  }
+
+  /// The max pool's inside windows of one plane: a 2x2 window with
+  /// horizontal stride 2 and no horizontal dilation a vector at a time over
+  /// all those rows, any other row by row.
+  void max_inside(Isa isa, const float* in, float* out, std::int64_t row_lo, std::int64_t row_hi, std::int64_t col_lo,
+                  std::int64_t col_hi) const {
+    if (row_lo >= row_hi || col_lo >= col_hi) return;
+    const std::int64_t width = x_shape_[3], out_w = y_shape_[3];
+    if (op_.kernel[0] == 2 && op_.kernel[1] == 2 && op_.strides[1] == 2 && op_.dilations[1] == 1) {
+      const float* top = in + (row_lo * op_.strides[0] - op_.pads[0]) * width + col_lo * 2 - op_.pads[1];
+      return simd::max_2x2_stride2(isa, top, op_.dilations[0] * width, op_.strides[0] * width, out + row_lo * out_w + col_lo,
+                                   out_w, row_hi - row_lo, col_hi - col_lo);
+    }
+    for (std::int64_t oh = row_lo; oh < row_hi; ++oh)
+      max_row(in, oh * op_.strides[0] - op_.pads[0], col_lo, col_hi, out + oh * out_w);
   }
 
   /// out[lo, hi) of one output row whose windows (top row ih0) lie inside the
@@ -243,26 +263,23 @@ class PoolKernel final : public Kernel {
       for (std::int64_t j = 0; j < op_.kernel[1]; ++j) {
         const float* tap = in + (ih0 + i * op_.dilations[0]) * width + j * op_.dilations[1] - op_.pads[1];
         for (std::int64_t ow = lo; ow < hi; ++ow) {
-          const float v = tap[ow * sw], acc = out[ow];
-          out[ow] = (v > acc || v != v) ? v : acc;
+          out[ow] = simd::max_step(out[ow], tap[ow * sw]);
         }
       }
     for (std::int64_t ow = lo; ow < hi; ++ow)
       if (out[ow] != out[ow]) out[ow] = std::numeric_limits<float>::quiet_NaN();
   }
 
-  /// max_row for the common 2x2 window: its four taps held in registers, in
-  /// the same order (top-left, top-right, bottom-left, bottom-right).
+  /// max_row for a 2x2 window: its four taps held in registers, in the same
+  /// order (top-left, top-right, bottom-left, bottom-right).
   void max_row_2x2(const float* in, std::int64_t ih0, std::int64_t lo, std::int64_t hi, float* out) const {
     const std::int64_t width = x_shape_[3], sw = op_.strides[1];
     const float* top = in + ih0 * width - op_.pads[1];
     const float* bottom = top + op_.dilations[0] * width;
     const std::int64_t right = op_.dilations[1];
-    auto step = [](float acc, float v) { return (v > acc || v != v) ? v : acc; };
     for (std::int64_t ow = lo; ow < hi; ++ow) {
       const std::int64_t iw = ow * sw;
-      float acc = step(step(step(top[iw], top[iw + right]), bottom[iw]), bottom[iw + right]);
-      out[ow] = acc != acc ? std::numeric_limits<float>::quiet_NaN() : acc;
+      out[ow] = simd::max_2x2(top[iw], top[iw + right], bottom[iw], bottom[iw + right]);
     }
   }
 

@@ -48,6 +48,9 @@ struct StridedCopy {
     const std::size_t outer_rank = shape.size() - (blocks ? 2 : 1);
     const std::int64_t block_rows = blocks ? shape[outer_rank] : 1;
     const std::int64_t s_row = blocks ? src_strides[outer_rank] : 0, d_row = blocks ? dst_strides[outer_rank] : 0;
+    // A block that writes each of consecutive source elements `cols` times
+    // in a row (nearest-neighbour upsampling's inner axes) is one loop.
+    const bool repeats = blocks && s_inner == 0 && d_inner == 1 && s_row == 1 && d_row == cols;
     if (outer_rank > kMaxOuterRank) return run_by_division(ctx, src, dst, rows);
     ctx.pool->parallel_for(rows / block_rows, std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(cols * block_rows, 1)),
                            [&](std::int64_t r0, std::int64_t r1, int) {
@@ -61,8 +64,11 @@ struct StridedCopy {
         t += index[d] * dst_strides[d];
       }
       for (std::int64_t row = r0; row < r1; ++row) {
-        for (std::int64_t i = 0; i < block_rows; ++i)
-          copy_row(src + 4 * (s + i * s_row), dst + 4 * (t + i * d_row), cols, s_inner, d_inner);
+        if (repeats)
+          repeat_each(src + 4 * s, dst + 4 * t, block_rows, cols);
+        else
+          for (std::int64_t i = 0; i < block_rows; ++i)
+            copy_row(src + 4 * (s + i * s_row), dst + 4 * (t + i * d_row), cols, s_inner, d_inner);
         for (std::size_t d = outer_rank; d-- > 0;) {
           s += src_strides[d];
           t += dst_strides[d];
@@ -88,6 +94,26 @@ struct StridedCopy {
       for (std::int64_t c = 0; c < cols; ++c) std::memcpy(to + 4 * c, &bits, 4);
     } else {
       for (std::int64_t c = 0; c < cols; ++c) std::memcpy(to + 4 * c * d_inner, from + 4 * c * s_inner, 4);
+    }
+  }
+
+  /// to[j * times + c] = from[j] for j < n, c < times (4-byte elements).
+  static void repeat_each(const std::byte* from, std::byte* to, std::int64_t n, std::int64_t times) {
+    auto element = [&](std::int64_t j) {
+      std::uint32_t bits;
+      std::memcpy(&bits, from + 4 * j, 4);
+      return bits;
+    };
+    if (times == 2) {  // the usual 2x upsampling: a loop the compiler unrolls and vectorises
+      for (std::int64_t j = 0; j < n; ++j) {
+        const std::uint32_t pair[2] = {element(j), element(j)};
+        std::memcpy(to + 8 * j, pair, 8);
+      }
+      return;
+    }
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::uint32_t bits = element(j);
+      for (std::int64_t c = 0; c < times; ++c) std::memcpy(to + 4 * (j * times + c), &bits, 4);
     }
   }
 
