@@ -14742,8 +14742,9 @@ namespace rml::exec::gemm_detail {
 #define RML_UNROLL _Pragma("GCC unroll 16")
 
 /// Rows of A per micro-tile: 6 with 16 vector registers (AVX2, portable), 8
-/// with 32 (AVX-512), which also divides the usual channel counts.
-inline constexpr std::int64_t kMaxMR = 8;
+/// with 32 (AVX-512), which also divides the usual channel counts; 12 for the
+/// narrow set (B at most 8 wide: one register per row).
+inline constexpr std::int64_t kMaxMR = 12;
 /// The widest packed B panel of any set (edge tiles are staged in a buffer this wide).
 inline constexpr std::int64_t kMaxNR = 32;
 /// The most panels `row` takes at once.
@@ -14759,6 +14760,10 @@ struct Kernels {
   void (*micro_gathered)(std::int64_t kc, const float* a, const float* b, const std::int64_t* offsets, float* c,
                          std::int64_t ldc, bool first);
   void (*row)(const float* a, const float* b, std::int64_t K, int panels, float* out);
+  /// An mr x nr tile over all K with A read in place (row-major, lda) into
+  /// `out` (mr x nr), or null: where B is so narrow that packing A would cost
+  /// as much as the product (the narrow set).
+  void (*unpacked)(std::int64_t K, const float* a, std::int64_t lda, const float* b, float* out) = nullptr;
 };
 
 /// Where a micro-kernel finds row k of its B panel.
@@ -14890,6 +14895,54 @@ RML_TARGET_AVX2 inline void row_avx2(const float* a, const float* b, std::int64_
   }
 }
 
+// ---- narrow (AVX2 + FMA, also taken on AVX-512 CPUs): 12 x 8 for B at most 8 wide ----
+// The 6 x 16 tile would multiply as much padding as data there (a graph
+// convolution's 256 x 256 @ 256 x 8, a classifier head): one ymm per row
+// instead, twelve rows deep.
+
+template <class Rows>
+struct MicroNarrow {
+  static constexpr std::int64_t kMR = 12;
+  RML_TARGET_AVX2 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+    __m256 acc[kMR];
+    RML_UNROLL
+    for (int i = 0; i < kMR; ++i) acc[i] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + i * ldc);
+    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+      const __m256 b = _mm256_loadu_ps(rows(k));
+      RML_UNROLL
+      for (int i = 0; i < kMR; ++i) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i), b, acc[i]);
+    }
+    RML_UNROLL
+    for (int i = 0; i < kMR; ++i) _mm256_storeu_ps(c + i * ldc, acc[i]);
+  }
+};
+
+/// MicroNarrow's tile from zero over all K, reading the 12 rows of A where
+/// they are: the same fma chains.
+RML_TARGET_AVX2 inline void narrow_unpacked(std::int64_t K, const float* a, std::int64_t lda, const float* b, float* out) {
+  constexpr int kMR = MicroNarrow<PackedRows<8>>::kMR;
+  __m256 acc[kMR];
+  RML_UNROLL
+  for (int i = 0; i < kMR; ++i) acc[i] = _mm256_setzero_ps();
+  for (std::int64_t k = 0; k < K; ++k) {
+    const __m256 bk = _mm256_loadu_ps(b + k * 8);
+    RML_UNROLL
+    for (int i = 0; i < kMR; ++i) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i * lda + k), bk, acc[i]);
+  }
+  RML_UNROLL
+  for (int i = 0; i < kMR; ++i) _mm256_storeu_ps(out + i * 8, acc[i]);
+}
+
+/// One row against one 8-wide panel (`panels` is 1 for a B at most 8 wide).
+RML_TARGET_AVX2 inline void row_narrow(const float* a, const float* b, std::int64_t K, int panels, float* out) {
+  RML_UNROLL
+  for (int q = 0; q < panels; ++q) {
+    __m256 acc = _mm256_setzero_ps();
+    for (std::int64_t k = 0; k < K; ++k) acc = _mm256_fmadd_ps(_mm256_broadcast_ss(a + k), _mm256_loadu_ps(b + (q * K + k) * 8), acc);
+    _mm256_storeu_ps(out + q * 8, acc);
+  }
+}
+
 // ---- AVX-512: 8 x 32, sixteen zmm accumulators (B panels twice as wide) ----
 
 template <class Rows>
@@ -14968,11 +15021,24 @@ inline const Kernels& kernels(Isa isa) {
 /// The set this process runs (exec/isa.hpp: active_isa()).
 inline const Kernels& kernels() { return kernels(active_isa()); }
 
-/// The set for a B of N columns: AVX-512's 32-wide panels would mostly
-/// multiply padding when N <= 16, so those products take the AVX2 set (the
-/// same bits; measured on a 256x256 @ 256x8 product: 66 -> 41 us).
+/// The narrow set (12 x 8 tiles), for a CPU with AVX2 at least.
+inline const Kernels& narrow_kernels() {
+#if RML_X86_DISPATCH
+  static constexpr Kernels narrow{Isa::avx2, 12, 8, MicroEntries<MicroNarrow, 8>::packed,
+                                  MicroEntries<MicroNarrow, 8>::gathered, row_narrow, narrow_unpacked};
+  return narrow;
+#else
+  return kernels(Isa::portable);
+#endif
+}
+
+/// The set for a B of N columns: wider panels would mostly multiply padding,
+/// so N <= 8 takes the narrow set, A read in place (bench gcn's 256x256 @ 256x8: 38 -> 13 us), and
+/// N <= 16 the AVX2 set rather than AVX-512's 32-wide panels (66 -> 41 us).
+/// Every set gives the same bits.
 inline const Kernels& kernels_for(std::int64_t N, Isa isa = active_isa()) {
-  return kernels(isa == Isa::avx512 && N <= 16 ? Isa::avx2 : isa);
+  const Kernels& set = kernels(isa == Isa::avx512 && N <= 16 ? Isa::avx2 : isa);  // checks the CPU
+  return set.isa == Isa::avx2 && N <= 8 ? narrow_kernels() : set;
 }
 
 }  // namespace rml::exec::gemm_detail
@@ -15051,6 +15117,24 @@ struct PackedBView {
 };
 
 namespace gemm_detail {
+/// C[m0:m, n0:n1] for the largest m <= m1 of whole micro-tiles, with A read
+/// in place (the kernel set's `unpacked`); returns m, where packing takes over.
+inline std::int64_t unpacked_rows(const float* A, std::int64_t lda, const PackedBView& B, float* C, std::int64_t ldc,
+                                  std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1) {
+  const Kernels& kernels = *B.kernels;
+  const std::int64_t mr = kernels.mr, nr = kernels.nr;
+  alignas(kAlign) float tile[kMaxMR * kMaxNR];
+  std::int64_t i = m0;
+  for (; i + mr <= m1; i += mr)
+    for (std::int64_t p = n0 / nr; p < panel_count(n1, nr); ++p) {
+      kernels.unpacked(B.K, A + i * lda, lda, B.data + p * B.K * nr, tile);
+      const std::int64_t lo = std::max(n0, p * nr), hi = std::min(n1, (p + 1) * nr);
+      for (std::int64_t r = 0; r < mr; ++r)
+        std::memcpy(C + (i + r) * ldc + lo, tile + r * nr + (lo - p * nr), static_cast<std::size_t>(hi - lo) * sizeof(float));
+    }
+  return i;
+}
+
 /// One packed A block (mc rows of k-block k0, kc deep) against B's panels
 /// covering columns [n0, n1): C rows [0, mc) of the block. Panel outer, rows
 /// inner: the B micro-panel stays in L1 while the packed A block streams from L2.
@@ -15146,10 +15230,12 @@ class PackedB {
 
  private:
   static void copy_row(float* dst, const float* src, std::int64_t nr) {
-    if (nr == 32)
-      std::memcpy(dst, src, 32 * sizeof(float));
-    else
-      std::memcpy(dst, src, 16 * sizeof(float));
+    switch (nr) {
+      case 32: std::memcpy(dst, src, 32 * sizeof(float)); return;
+      case 16: std::memcpy(dst, src, 16 * sizeof(float)); return;
+      case 8: std::memcpy(dst, src, 8 * sizeof(float)); return;
+      default: std::memcpy(dst, src, static_cast<std::size_t>(nr) * sizeof(float));
+    }
   }
 
   std::int64_t K_ = 0, N_ = 0;
@@ -15201,6 +15287,7 @@ struct GemmTiles {
   std::int64_t rows = 96, cols = 256;
 };
 inline constexpr std::int64_t kMinTileWork = 128 * 1024;
+inline constexpr std::int64_t kMinTileRows = 16;  // two 8-row micro-tiles
 inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batches, int threads,
                             std::int64_t nr) {
   GemmTiles tiles;
@@ -15210,7 +15297,7 @@ inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t K, std:
   while (count() < wanted && tiles.cols / 2 >= 2 * nr && tiles.cols / 2 < N &&
          work(tiles.rows, tiles.cols / 2) >= kMinTileWork)
     tiles.cols /= 2;
-  while (count() < wanted && tiles.rows / 2 >= 2 * gemm_detail::kMaxMR && tiles.rows / 2 < M &&
+  while (count() < wanted && tiles.rows / 2 >= kMinTileRows && tiles.rows / 2 < M &&
          work(tiles.rows / 2, tiles.cols) >= kMinTileWork)
     tiles.rows /= 2;
   return tiles;
@@ -15235,6 +15322,7 @@ inline void gemm(const float* A, std::int64_t lda, PackedBView B, float* C, std:
     return;
   }
   if (m1 - m0 == 1) return gemv_row(*B.kernels, A + m0 * lda, B.data, K, C + m0 * ldc, n0, n1);  // a batch-1 product
+  if (B.kernels->unpacked) m0 = unpacked_rows(A, lda, B, C, ldc, m0, m1, n0, n1);  // whole micro-tiles; the rest below
   for (std::int64_t k0 = 0; k0 < K; k0 += kKC) {
     const std::int64_t kc = std::min(kKC, K - k0);
     for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {

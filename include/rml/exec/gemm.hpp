@@ -94,6 +94,24 @@ struct PackedBView {
 };
 
 namespace gemm_detail {
+/// C[m0:m, n0:n1] for the largest m <= m1 of whole micro-tiles, with A read
+/// in place (the kernel set's `unpacked`); returns m, where packing takes over.
+inline std::int64_t unpacked_rows(const float* A, std::int64_t lda, const PackedBView& B, float* C, std::int64_t ldc,
+                                  std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1) {
+  const Kernels& kernels = *B.kernels;
+  const std::int64_t mr = kernels.mr, nr = kernels.nr;
+  alignas(kAlign) float tile[kMaxMR * kMaxNR];
+  std::int64_t i = m0;
+  for (; i + mr <= m1; i += mr)
+    for (std::int64_t p = n0 / nr; p < panel_count(n1, nr); ++p) {
+      kernels.unpacked(B.K, A + i * lda, lda, B.data + p * B.K * nr, tile);
+      const std::int64_t lo = std::max(n0, p * nr), hi = std::min(n1, (p + 1) * nr);
+      for (std::int64_t r = 0; r < mr; ++r)
+        std::memcpy(C + (i + r) * ldc + lo, tile + r * nr + (lo - p * nr), static_cast<std::size_t>(hi - lo) * sizeof(float));
+    }
+  return i;
+}
+
 /// One packed A block (mc rows of k-block k0, kc deep) against B's panels
 /// covering columns [n0, n1): C rows [0, mc) of the block. Panel outer, rows
 /// inner: the B micro-panel stays in L1 while the packed A block streams from L2.
@@ -189,10 +207,12 @@ class PackedB {
 
  private:
   static void copy_row(float* dst, const float* src, std::int64_t nr) {
-    if (nr == 32)
-      std::memcpy(dst, src, 32 * sizeof(float));
-    else
-      std::memcpy(dst, src, 16 * sizeof(float));
+    switch (nr) {
+      case 32: std::memcpy(dst, src, 32 * sizeof(float)); return;
+      case 16: std::memcpy(dst, src, 16 * sizeof(float)); return;
+      case 8: std::memcpy(dst, src, 8 * sizeof(float)); return;
+      default: std::memcpy(dst, src, static_cast<std::size_t>(nr) * sizeof(float));
+    }
   }
 
   std::int64_t K_ = 0, N_ = 0;
@@ -244,6 +264,7 @@ struct GemmTiles {
   std::int64_t rows = 96, cols = 256;
 };
 inline constexpr std::int64_t kMinTileWork = 128 * 1024;
+inline constexpr std::int64_t kMinTileRows = 16;  // two 8-row micro-tiles
 inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batches, int threads,
                             std::int64_t nr) {
   GemmTiles tiles;
@@ -253,7 +274,7 @@ inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t K, std:
   while (count() < wanted && tiles.cols / 2 >= 2 * nr && tiles.cols / 2 < N &&
          work(tiles.rows, tiles.cols / 2) >= kMinTileWork)
     tiles.cols /= 2;
-  while (count() < wanted && tiles.rows / 2 >= 2 * gemm_detail::kMaxMR && tiles.rows / 2 < M &&
+  while (count() < wanted && tiles.rows / 2 >= kMinTileRows && tiles.rows / 2 < M &&
          work(tiles.rows / 2, tiles.cols) >= kMinTileWork)
     tiles.rows /= 2;
   return tiles;
@@ -278,6 +299,7 @@ inline void gemm(const float* A, std::int64_t lda, PackedBView B, float* C, std:
     return;
   }
   if (m1 - m0 == 1) return gemv_row(*B.kernels, A + m0 * lda, B.data, K, C + m0 * ldc, n0, n1);  // a batch-1 product
+  if (B.kernels->unpacked) m0 = unpacked_rows(A, lda, B, C, ldc, m0, m1, n0, n1);  // whole micro-tiles; the rest below
   for (std::int64_t k0 = 0; k0 < K; k0 += kKC) {
     const std::int64_t kc = std::min(kKC, K - k0);
     for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {

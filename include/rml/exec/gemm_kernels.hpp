@@ -22,8 +22,9 @@ namespace rml::exec::gemm_detail {
 #define RML_UNROLL _Pragma("GCC unroll 16")
 
 /// Rows of A per micro-tile: 6 with 16 vector registers (AVX2, portable), 8
-/// with 32 (AVX-512), which also divides the usual channel counts.
-inline constexpr std::int64_t kMaxMR = 8;
+/// with 32 (AVX-512), which also divides the usual channel counts; 12 for the
+/// narrow set (B at most 8 wide: one register per row).
+inline constexpr std::int64_t kMaxMR = 12;
 /// The widest packed B panel of any set (edge tiles are staged in a buffer this wide).
 inline constexpr std::int64_t kMaxNR = 32;
 /// The most panels `row` takes at once.
@@ -39,6 +40,10 @@ struct Kernels {
   void (*micro_gathered)(std::int64_t kc, const float* a, const float* b, const std::int64_t* offsets, float* c,
                          std::int64_t ldc, bool first);
   void (*row)(const float* a, const float* b, std::int64_t K, int panels, float* out);
+  /// An mr x nr tile over all K with A read in place (row-major, lda) into
+  /// `out` (mr x nr), or null: where B is so narrow that packing A would cost
+  /// as much as the product (the narrow set).
+  void (*unpacked)(std::int64_t K, const float* a, std::int64_t lda, const float* b, float* out) = nullptr;
 };
 
 /// Where a micro-kernel finds row k of its B panel.
@@ -170,6 +175,54 @@ RML_TARGET_AVX2 inline void row_avx2(const float* a, const float* b, std::int64_
   }
 }
 
+// ---- narrow (AVX2 + FMA, also taken on AVX-512 CPUs): 12 x 8 for B at most 8 wide ----
+// The 6 x 16 tile would multiply as much padding as data there (a graph
+// convolution's 256 x 256 @ 256 x 8, a classifier head): one ymm per row
+// instead, twelve rows deep.
+
+template <class Rows>
+struct MicroNarrow {
+  static constexpr std::int64_t kMR = 12;
+  RML_TARGET_AVX2 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+    __m256 acc[kMR];
+    RML_UNROLL
+    for (int i = 0; i < kMR; ++i) acc[i] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + i * ldc);
+    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+      const __m256 b = _mm256_loadu_ps(rows(k));
+      RML_UNROLL
+      for (int i = 0; i < kMR; ++i) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i), b, acc[i]);
+    }
+    RML_UNROLL
+    for (int i = 0; i < kMR; ++i) _mm256_storeu_ps(c + i * ldc, acc[i]);
+  }
+};
+
+/// MicroNarrow's tile from zero over all K, reading the 12 rows of A where
+/// they are: the same fma chains.
+RML_TARGET_AVX2 inline void narrow_unpacked(std::int64_t K, const float* a, std::int64_t lda, const float* b, float* out) {
+  constexpr int kMR = MicroNarrow<PackedRows<8>>::kMR;
+  __m256 acc[kMR];
+  RML_UNROLL
+  for (int i = 0; i < kMR; ++i) acc[i] = _mm256_setzero_ps();
+  for (std::int64_t k = 0; k < K; ++k) {
+    const __m256 bk = _mm256_loadu_ps(b + k * 8);
+    RML_UNROLL
+    for (int i = 0; i < kMR; ++i) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i * lda + k), bk, acc[i]);
+  }
+  RML_UNROLL
+  for (int i = 0; i < kMR; ++i) _mm256_storeu_ps(out + i * 8, acc[i]);
+}
+
+/// One row against one 8-wide panel (`panels` is 1 for a B at most 8 wide).
+RML_TARGET_AVX2 inline void row_narrow(const float* a, const float* b, std::int64_t K, int panels, float* out) {
+  RML_UNROLL
+  for (int q = 0; q < panels; ++q) {
+    __m256 acc = _mm256_setzero_ps();
+    for (std::int64_t k = 0; k < K; ++k) acc = _mm256_fmadd_ps(_mm256_broadcast_ss(a + k), _mm256_loadu_ps(b + (q * K + k) * 8), acc);
+    _mm256_storeu_ps(out + q * 8, acc);
+  }
+}
+
 // ---- AVX-512: 8 x 32, sixteen zmm accumulators (B panels twice as wide) ----
 
 template <class Rows>
@@ -248,11 +301,24 @@ inline const Kernels& kernels(Isa isa) {
 /// The set this process runs (exec/isa.hpp: active_isa()).
 inline const Kernels& kernels() { return kernels(active_isa()); }
 
-/// The set for a B of N columns: AVX-512's 32-wide panels would mostly
-/// multiply padding when N <= 16, so those products take the AVX2 set (the
-/// same bits; measured on a 256x256 @ 256x8 product: 66 -> 41 us).
+/// The narrow set (12 x 8 tiles), for a CPU with AVX2 at least.
+inline const Kernels& narrow_kernels() {
+#if RML_X86_DISPATCH
+  static constexpr Kernels narrow{Isa::avx2, 12, 8, MicroEntries<MicroNarrow, 8>::packed,
+                                  MicroEntries<MicroNarrow, 8>::gathered, row_narrow, narrow_unpacked};
+  return narrow;
+#else
+  return kernels(Isa::portable);
+#endif
+}
+
+/// The set for a B of N columns: wider panels would mostly multiply padding,
+/// so N <= 8 takes the narrow set, A read in place (bench gcn's 256x256 @ 256x8: 38 -> 13 us), and
+/// N <= 16 the AVX2 set rather than AVX-512's 32-wide panels (66 -> 41 us).
+/// Every set gives the same bits.
 inline const Kernels& kernels_for(std::int64_t N, Isa isa = active_isa()) {
-  return kernels(isa == Isa::avx512 && N <= 16 ? Isa::avx2 : isa);
+  const Kernels& set = kernels(isa == Isa::avx512 && N <= 16 ? Isa::avx2 : isa);  // checks the CPU
+  return set.isa == Isa::avx2 && N <= 8 ? narrow_kernels() : set;
 }
 
 }  // namespace rml::exec::gemm_detail
