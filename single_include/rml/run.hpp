@@ -4125,16 +4125,60 @@ struct AlignedFree {
   void operator()(float* p) const { ::operator delete[](p, std::align_val_t{kAlign}); }
 };
 
+#if RML_X86_DISPATCH
+/// pack_a's inner loop for k [0, kc8), kc8 a multiple of 8: 8 x 8 blocks
+/// (8 rows, 8 k) transposed in registers; `valid` rows of the panel are
+/// read, the rest of its mr rows are written as zeros.
+RML_TARGET_AVX2 inline void pack_a_panel_avx2(const float* a, std::int64_t lda, std::int64_t valid, std::int64_t kc8,
+                                              float* dst, std::int64_t mr) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (std::int64_t r0 = 0; r0 < mr; r0 += 8) {
+    const std::int64_t width = std::min<std::int64_t>(8, mr - r0);  // rows of this block written per k
+    const __m256i store_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(width)), lane);
+    for (std::int64_t k = 0; k < kc8; k += 8) {
+      __m256 v[8];
+      for (int j = 0; j < 8; ++j) v[j] = r0 + j < valid ? _mm256_loadu_ps(a + (r0 + j) * lda + k) : _mm256_setzero_ps();
+      const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+      const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+      const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+      const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+      const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+      const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+      const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+      const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      // column j: rows r0 .. r0 + 7 at k + j
+      const __m256 column[8] = {_mm256_permute2f128_ps(s0, s4, 0x20), _mm256_permute2f128_ps(s1, s5, 0x20),
+                                _mm256_permute2f128_ps(s2, s6, 0x20), _mm256_permute2f128_ps(s3, s7, 0x20),
+                                _mm256_permute2f128_ps(s0, s4, 0x31), _mm256_permute2f128_ps(s1, s5, 0x31),
+                                _mm256_permute2f128_ps(s2, s6, 0x31), _mm256_permute2f128_ps(s3, s7, 0x31)};
+      for (int j = 0; j < 8; ++j) {
+        float* out = dst + (k + j) * mr + r0;
+        if (width == 8)
+          _mm256_storeu_ps(out, column[j]);
+        else
+          _mm256_maskstore_ps(out, store_mask, column[j]);
+      }
+    }
+  }
+}
+#endif
+
 /// Packs rows [0, rows) x k [0, kc) of A (row-major, lda) into mr-row
 /// micro-panels: panel r holds, for each k, the mr values A[r*mr + i][k].
-/// Rows past `rows` are zero so edge tiles run the same kernel.
+/// Rows past `rows` are zero so edge tiles run the same kernel. A copy, so
+/// the vector path (8 x 8 transposes) gives the same bytes as the scalar one.
 inline void pack_a(const float* a, std::int64_t lda, std::int64_t rows, std::int64_t kc, float* dst, std::int64_t mr) {
-  for (std::int64_t r0 = 0; r0 < rows; r0 += mr) {
+  for (std::int64_t r0 = 0; r0 < rows; r0 += mr, dst += mr * kc) {
     const std::int64_t valid = std::min(mr, rows - r0);
-    const float* src[kMaxMR];
-    for (std::int64_t i = 0; i < mr; ++i) src[i] = a + (r0 + std::min(i, valid - 1)) * lda;
-    for (std::int64_t k = 0; k < kc; ++k, dst += mr)
-      for (std::int64_t i = 0; i < mr; ++i) dst[i] = i < valid ? src[i][k] : 0.0f;
+    std::int64_t k = 0;
+#if RML_X86_DISPATCH
+    if (active_isa() >= Isa::avx2) {
+      k = kc / 8 * 8;
+      pack_a_panel_avx2(a + r0 * lda, lda, valid, k, dst, mr);
+    }
+#endif
+    for (; k < kc; ++k)
+      for (std::int64_t i = 0; i < mr; ++i) dst[k * mr + i] = i < valid ? a[(r0 + i) * lda + k] : 0.0f;
   }
 }
 
