@@ -15,20 +15,23 @@
 
 namespace rml_bench {
 
-/// f32 FLOP per cycle per core for this binary's ISA: AVX2 + FMA is two
-/// 256-bit FMA pipes x 8 lanes x 2 FLOP.
-inline constexpr double kFlopsPerCycle = 32.0;
-
 /// The core clock measured at start-up (bench_main.cpp), in GHz; 0 when it
 /// could not be measured.
 double clock_ghz();
+
+/// f32 FLOP per cycle per core with the vectors the executor runs
+/// (exec::active_isa()), measured at start-up: 32 for AVX2 (two 256-bit FMA
+/// pipes x 8 lanes x 2 FLOP); with AVX-512, 32 x the 512-bit FMAs the core
+/// retires per cycle (64 on cores with two 512-bit FMA pipes, 32 on Zen 4,
+/// which splits them).
+double flops_per_cycle();
 
 /// Prints every kernel's median time for the model benchmarks' plans
 /// (bench_models.cpp); `rml_bench --rml_profile[=THREADS]` calls it.
 void profile_models(int threads);
 
 /// Peak f32 GFLOP/s of `threads` cores at the measured clock (0 if unknown).
-inline double peak_gflops(int threads) { return kFlopsPerCycle * clock_ghz() * threads; }
+inline double peak_gflops(int threads) { return flops_per_cycle() * clock_ghz() * threads; }
 
 /// "GFLOP/s" and "%peak" counters. Both are rates over the benchmark's time,
 /// so every benchmark that uses them is registered with UseRealTime(): the
