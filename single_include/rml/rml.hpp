@@ -17089,8 +17089,10 @@ class PoolKernel final : public Kernel {
     const std::int64_t height = x_shape_[2], width = x_shape_[3], out_h = y_shape_[2], out_w = y_shape_[3];
     // Max pool: the windows wholly inside the plane, rows [row_lo, row_hi) x
     // columns [col_lo, col_hi), skip the bounds checks; the border ones don't.
-    const auto [row_lo, row_hi] = inside(0, height, out_h);
-    const auto [col_lo, col_hi] = inside(1, width, out_w);
+    // (Plain variables, not structured bindings: clang 14 cannot capture those.)
+    std::int64_t row_lo, row_hi, col_lo, col_hi;
+    std::tie(row_lo, row_hi) = inside(0, height, out_h);
+    std::tie(col_lo, col_hi) = inside(1, width, out_w);
     const Isa isa = active_isa();
     ctx.pool->parallel_for(x_shape_[0] * x_shape_[1], 1, [&](std::int64_t p0, std::int64_t p1, int) {
       for (std::int64_t plane = p0; plane < p1; ++plane) {
