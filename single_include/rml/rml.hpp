@@ -17139,8 +17139,12 @@ class PoolKernel final : public Kernel {
     const std::int64_t width = x_shape_[3], out_w = y_shape_[3];
     if (op_.kernel[0] == 2 && op_.kernel[1] == 2 && op_.strides[1] == 2 && op_.dilations[1] == 1) {
       const float* top = in + (row_lo * op_.strides[0] - op_.pads[0]) * width + col_lo * 2 - op_.pads[1];
-      return simd::max_2x2_stride2(isa, top, op_.dilations[0] * width, op_.strides[0] * width, out + row_lo * out_w + col_lo,
-                                   out_w, row_hi - row_lo, col_hi - col_lo);
+      // Inside rows lie within the plane, so a step between two of them fits; with
+      // one row there is no step, and a huge stride must not be multiplied out
+      // (fuzz finding: a stride of 2^62 over a one-row output overflowed here).
+      const std::int64_t rows = row_hi - row_lo, row_step = rows > 1 ? op_.strides[0] * width : 0;
+      return simd::max_2x2_stride2(isa, top, op_.dilations[0] * width, row_step, out + row_lo * out_w + col_lo, out_w, rows,
+                                   col_hi - col_lo);
     }
     for (std::int64_t oh = row_lo; oh < row_hi; ++oh)
       max_row(in, oh * op_.strides[0] - op_.pads[0], col_lo, col_hi, out + oh * out_w);
