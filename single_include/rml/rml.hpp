@@ -17030,14 +17030,17 @@ class Conv2dKernel final : public Kernel {
         if (ih < 0 || ih >= height_) {
           zero_floats(out, run);
         } else {
-          const float* row = plane + ih * width_ + column_offset;
+          const float* row = plane + ih * width_;
           const std::int64_t lo = std::clamp(ow_lo - ow, std::int64_t{0}, run);
           const std::int64_t hi = std::clamp(ow_hi - ow, lo, run);
           zero_floats(out, lo);
-          if (sw == 1)
-            copy_floats(out + lo, row + ow + lo, hi - lo);
+          // Indices, not a pointer moved by column_offset first: with a huge
+          // left padding that pointer would leave the address space (fuzz
+          // finding); (ow + t) * sw + column_offset lies in the row for t in [lo, hi).
+          if (sw == 1 && hi > lo)
+            copy_floats(out + lo, row + (ow + lo + column_offset), hi - lo);
           else
-            for (std::int64_t t = lo; t < hi; ++t) out[t] = row[(ow + t) * sw];
+            for (std::int64_t t = lo; t < hi; ++t) out[t] = row[(ow + t) * sw + column_offset];
           zero_floats(out + hi, run - hi);
         }
         p += run;

@@ -217,6 +217,10 @@ case("graph_conv_dilated_direct", "ok", "-", "stride-1 conv2d with constant weig
                       [node("conv2d", [0, 1], [2], dilations=[1, 5], pads=[2, 4, 2, 7])], inputs=[0], outputs=[2]))
 case("graph_max_pool_2x2_huge_row_stride", "ok", "-", "max_pool2d 2x2 with column stride 2 and row stride 2^62: one output row (fuzz_op finding: the vector path multiplied out the step between rows it did not have)",
      graph_text=unary("max_pool2d", f32(1, 2, 4, 8), f32(1, 2, 1, 4), kernel=[2, 2], strides=[1 << 62, 2]))
+case("graph_conv_huge_left_pad", "ok", "-", "strided conv2d with a left padding of 2^62: every tap in the padding (fuzz_op finding: im2col moved a row pointer by the padding before indexing, out of the address space)",
+     graph_text=graph([f32(1, 1, 2, 2), f32(1, 1, 2, 2, data=[0.0] * 4), f32(1, 1, 1025, 1)],
+                      [node("conv2d", [0, 1], [2], pads=[1 << 40, 1 << 62, 1 << 40, 1 << 40], strides=[1 << 31, (1 << 63) - 1])],
+                      inputs=[0], outputs=[2]))
 case("graph_zero_step", "load", "invalid_attribute", "slice with step 0",
      graph_text=unary("slice", f32(4), f32(2), axes=[0], starts=[0], ends=[4], steps=[0]))
 case("graph_unknown_attribute", "load", "invalid_attribute", "neg with attribute 'alpha'",
