@@ -175,6 +175,68 @@ TEST_CASE("max_2x2_stride2 (max_pool2d's 2x2 window) gives the scalar tap chain'
       }
 }
 
+TEST_CASE("sums in double, squared deviations, layer norm rows and side-by-side sums: the same bits on every instruction set") {
+  // Lengths around the sixteen chains put elements in whole vector blocks and in
+  // the lane-by-lane tail; values spread over many binades so a different
+  // grouping would show in the last bits.
+  std::vector<float> x(131), scale(131), bias(131);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = std::sin(1.3f * static_cast<float>(i)) * std::exp2(static_cast<float>(i % 23) - 11.0f);
+    scale[i] = 0.5f + 0.01f * static_cast<float>(i);
+    bias[i] = -0.25f + 0.003f * static_cast<float>(i);
+  }
+  // The chains as simd_math.hpp states them, written out here.
+  const auto chained = [&](std::size_t offset, std::int64_t n, bool squares, double mean) {
+    double chains[16] = {};
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double v = x[offset + i];
+      chains[i % 16] = squares ? std::fma(v - mean, v - mean, chains[i % 16]) : chains[i % 16] + v;
+    }
+    for (int width = 8; width >= 1; width /= 2)
+      for (int j = 0; j < width; ++j) chains[j] += chains[j + width];
+    return chains[0];
+  };
+  for (const rml::exec::Isa isa : runnable_isas())
+    for (std::size_t offset : {0, 3})
+      for (std::int64_t n : {0, 1, 15, 16, 17, 33, 64, 127}) {
+        CAPTURE(rml::exec::isa_name(isa));
+        CAPTURE(offset);
+        CAPTURE(n);
+        const float* row = x.data() + offset;
+        const double sum = simd::sum_in_double(isa, row, n);
+        CHECK(std::bit_cast<std::uint64_t>(sum) == std::bit_cast<std::uint64_t>(chained(offset, n, false, 0.0)));
+        const double mean = n ? sum / double(n) : 0.0;
+        CHECK(std::bit_cast<std::uint64_t>(simd::squared_deviations_in_double(isa, row, n, mean)) ==
+              std::bit_cast<std::uint64_t>(chained(offset, n, true, mean)));
+        for (const bool with_scale : {false, true})
+          for (const bool with_bias : {false, true}) {
+            const float* s = with_scale ? scale.data() + offset : nullptr;
+            const float* b = with_bias ? bias.data() + offset : nullptr;
+            std::vector<float> got(n + 1, 7.0f), want(n + 1, 7.0f);
+            simd::normalize_row(isa, row, n, mean, 1.7, s, b, got.data());
+            simd::normalize_row(rml::exec::Isa::portable, row, n, mean, 1.7, s, b, want.data());
+            for (std::int64_t i = 0; i <= n; ++i) CHECK(same_bits(got[i], want[i]));  // and nothing past n written
+            if (n > 0 && with_scale && with_bias)
+              CHECK(want[0] == static_cast<float>(std::fma((double(row[0]) - mean) * 1.7, double(s[0]), double(b[0]))));
+          }
+      }
+  // Sixteen (or fewer) outputs side by side, terms 9 floats apart; -0 and NaN ride along.
+  std::vector<float> grid(9 * 7 + 16);
+  for (std::size_t i = 0; i < grid.size(); ++i) grid[i] = std::cos(0.7f * static_cast<float>(i)) * 1e3f;
+  grid[2] = -0.0f, grid[11] = -0.0f, grid[20] = NAN;
+  for (const rml::exec::Isa isa : runnable_isas())
+    for (std::int64_t lanes : {16, 5})
+      for (std::int64_t count : {0, 1, 7}) {
+        double got[16], want[16];
+        simd::sum_columns(isa, grid.data(), 9, count, lanes, got);
+        for (std::int64_t l = 0; l < lanes; ++l) {
+          want[l] = 0.0;
+          for (std::int64_t k = 0; k < count; ++k) want[l] += double(grid[k * 9 + l]);
+          CHECK(std::memcmp(&got[l], &want[l], sizeof(double)) == 0);
+        }
+      }
+}
+
 TEST_CASE("every instruction set's GEMM kernels give the portable kernels' bits") {
   using namespace rml::exec;
   std::mt19937 rng(3);

@@ -4810,6 +4810,7 @@ struct KernelFor;
 // on where it sits in a block or on the instruction set, and results stay
 // bit-identical for any split of the work across threads.
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -4919,22 +4920,52 @@ inline float gelu_tanh(float x) {
   return (0.5f * x) * (1.0f + simd::tanh(inner));
 }
 
-// ---- sums in double ----
+// ---- sums and row statistics in double ----
+//
+// A sum of n floats runs in sixteen chains of double adds, element i into
+// chain i % 16 (sixteen keep a vector adder busy: two AVX-512 or four AVX2
+// registers of doubles), and the chains are combined pairwise: chain j with
+// j + 8, then j + 4, j + 2, j + 1. A squared deviation (v - mean)^2 enters its
+// chain by an explicit fma, so no compiler's contraction choice can change it.
+// Every instruction set adds the same terms to the same chains in the same
+// order (whole blocks of sixteen in vectors, the tail lane by lane) and
+// combines them alike, so a sum's bits depend only on the data. Used by the
+// reductions, softmax and layer norm.
 
-/// f(x[0]) + ... + f(x[n-1]) in double, in four interleaved chains: one
-/// chain is bound by the adder's latency, four keep it busy (reductions,
-/// layer norm). Deterministic: the grouping depends only on n.
-template <class Term>
-inline double sum_in_double(const float* x, std::int64_t n, Term term) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  std::int64_t i = 0;
-  for (; i + 4 <= n; i += 4) s0 += term(x[i]), s1 += term(x[i + 1]), s2 += term(x[i + 2]), s3 += term(x[i + 3]);
-  for (; i < n; ++i) s0 += term(x[i]);
-  return (s0 + s1) + (s2 + s3);
+namespace sum_detail {
+inline constexpr std::int64_t kChains = 16;
+
+/// chains[i % 16] += x[i], or the squared deviation from `mean`, for i in [first, n).
+template <bool Squares>
+inline void add_lanes(const float* x, std::int64_t first, std::int64_t n, double mean, double* chains) {
+  for (std::int64_t i = first; i < n; ++i) {
+    double& chain = chains[i % kChains];
+    if constexpr (Squares) {
+      const double d = double(x[i]) - mean;
+      chain = std::fma(d, d, chain);
+    } else {
+      chain += double(x[i]);
+    }
+  }
 }
-inline double sum_in_double(const float* x, std::int64_t n) {
-  return sum_in_double(x, n, [](float v) { return double(v); });
+
+inline double combine(double* chains) {
+  for (std::int64_t width = kChains / 2; width >= 1; width /= 2)
+    for (std::int64_t j = 0; j < width; ++j) chains[j] += chains[j + width];
+  return chains[0];
 }
+
+/// One element of layer norm: (v - mean) * inv, then times the scale and plus
+/// the bias where there are those (one fma when both), rounded to f32 once.
+template <bool Scale, bool Bias>
+inline float normalize(float v, double mean, double inv, float scale, float bias) {
+  const double t = (double(v) - mean) * inv;
+  if constexpr (Scale && Bias) return float(std::fma(t, double(scale), double(bias)));
+  else if constexpr (Scale) return float(t * double(scale));
+  else if constexpr (Bias) return float(t + double(bias));
+  else return float(t);
+}
+}  // namespace sum_detail
 
 // ---- max pooling ----
 
@@ -5031,6 +5062,22 @@ struct V {
     const T b = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(total, half), bias), 23));
     return mul(mul(p, a), b);
   }
+  // Doubles, for the sums: sixteen floats widen into four registers.
+  using D = __m256d;
+  static constexpr int kDoubleLanes = 4;
+  static void widen16(const float* p, D* out) {
+    for (int i = 0; i < 4; ++i) out[i] = _mm256_cvtps_pd(_mm_loadu_ps(p + 4 * i));
+  }
+  static void narrow16(const D* in, float* p) {
+    for (int i = 0; i < 4; ++i) _mm_storeu_ps(p + 4 * i, _mm256_cvtpd_ps(in[i]));
+  }
+  static D dload(const double* p) { return _mm256_loadu_pd(p); }
+  static void dstore(double* p, D v) { _mm256_storeu_pd(p, v); }
+  static D dset1(double v) { return _mm256_set1_pd(v); }
+  static D dadd(D a, D b) { return _mm256_add_pd(a, b); }
+  static D dsub(D a, D b) { return _mm256_sub_pd(a, b); }
+  static D dmul(D a, D b) { return _mm256_mul_pd(a, b); }
+  static D dfma(D a, D b, D c) { return _mm256_fmadd_pd(a, b, c); }
 };
 // ---- begin rml/exec/simd_lanes.inl ----
 // The vector forms of simd_math.hpp's functions, written once against a
@@ -5148,6 +5195,63 @@ inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t r
       V::store_first(out + r * out_step + i, V::select(V::is_nan(acc), V::set1(std::numeric_limits<float>::quiet_NaN()), acc),
                      windows);
     }
+}
+
+// ---- sums and row statistics in double (simd_math.hpp, sum_detail) ----
+
+inline constexpr int kDoubleParts = 16 / V::kDoubleLanes;  // D registers per block of sixteen floats
+
+/// chains[j] += x[16 b + j], or its squared deviation from `mean` (one fma),
+/// for the whole blocks b < blocks: sum_detail::add_lanes, a block at a time.
+template <bool Squares>
+inline void add_blocks(const float* x, std::int64_t blocks, double mean, double* chains) {
+  V::D acc[kDoubleParts], w[kDoubleParts];
+  for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dload(chains + p * V::kDoubleLanes);
+  const V::D m = V::dset1(mean);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    V::widen16(x + 16 * b, w);
+    for (int p = 0; p < kDoubleParts; ++p) {
+      if constexpr (Squares) {
+        const V::D d = V::dsub(w[p], m);
+        acc[p] = V::dfma(d, d, acc[p]);
+      } else {
+        acc[p] = V::dadd(acc[p], w[p]);
+      }
+    }
+  }
+  for (int p = 0; p < kDoubleParts; ++p) V::dstore(chains + p * V::kDoubleLanes, acc[p]);
+}
+
+/// y = sum_detail::normalize(x) over whole blocks of sixteen, lane-wise.
+template <bool Scale, bool Bias>
+inline void normalize_blocks(const float* x, std::int64_t blocks, double mean, double inv, const float* scale,
+                             const float* bias, float* y) {
+  const V::D m = V::dset1(mean), k = V::dset1(inv);
+  V::D t[kDoubleParts], s[kDoubleParts], c[kDoubleParts];
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    V::widen16(x + 16 * b, t);
+    if constexpr (Scale) V::widen16(scale + 16 * b, s);
+    if constexpr (Bias) V::widen16(bias + 16 * b, c);
+    for (int p = 0; p < kDoubleParts; ++p) {
+      t[p] = V::dmul(V::dsub(t[p], m), k);
+      if constexpr (Scale && Bias) t[p] = V::dfma(t[p], s[p], c[p]);
+      else if constexpr (Scale) t[p] = V::dmul(t[p], s[p]);
+      else if constexpr (Bias) t[p] = V::dadd(t[p], c[p]);
+    }
+    V::narrow16(t, y + 16 * b);
+  }
+}
+
+/// sums[l] = x[l] + x[stride + l] + ... for l < 16, each lane one chain in
+/// that order (simd_math.hpp: sum_columns).
+inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count, double* sums) {
+  V::D acc[kDoubleParts], w[kDoubleParts];
+  for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dset1(0.0);
+  for (std::int64_t k = 0; k < count; ++k) {
+    V::widen16(x + k * stride, w);
+    for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dadd(acc[p], w[p]);
+  }
+  for (int p = 0; p < kDoubleParts; ++p) V::dstore(sums + p * V::kDoubleLanes, acc[p]);
 }
 // ---- end rml/exec/simd_lanes.inl ----
 }  // namespace avx2
@@ -5198,6 +5302,25 @@ struct V {
     const T b = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_add_epi32(_mm512_sub_epi32(total, half), bias), 23));
     return mul(mul(p, a), b);
   }
+  // Doubles, for the sums: sixteen floats widen into two registers (zero-masked
+  // conversions with every lane on, for GCC 12's warning as above).
+  using D = __m512d;
+  static constexpr int kDoubleLanes = 8;
+  static void widen16(const float* p, D* out) {
+    out[0] = _mm512_maskz_cvtps_pd(0xFF, _mm256_loadu_ps(p));
+    out[1] = _mm512_maskz_cvtps_pd(0xFF, _mm256_loadu_ps(p + 8));
+  }
+  static void narrow16(const D* in, float* p) {
+    _mm256_storeu_ps(p, _mm512_maskz_cvtpd_ps(0xFF, in[0]));
+    _mm256_storeu_ps(p + 8, _mm512_maskz_cvtpd_ps(0xFF, in[1]));
+  }
+  static D dload(const double* p) { return _mm512_loadu_pd(p); }
+  static void dstore(double* p, D v) { _mm512_storeu_pd(p, v); }
+  static D dset1(double v) { return _mm512_set1_pd(v); }
+  static D dadd(D a, D b) { return _mm512_add_pd(a, b); }
+  static D dsub(D a, D b) { return _mm512_sub_pd(a, b); }
+  static D dmul(D a, D b) { return _mm512_mul_pd(a, b); }
+  static D dfma(D a, D b, D c) { return _mm512_fmadd_pd(a, b, c); }
 };
 // ---- begin rml/exec/simd_lanes.inl ----
 // The vector forms of simd_math.hpp's functions, written once against a
@@ -5316,6 +5439,63 @@ inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t r
                      windows);
     }
 }
+
+// ---- sums and row statistics in double (simd_math.hpp, sum_detail) ----
+
+inline constexpr int kDoubleParts = 16 / V::kDoubleLanes;  // D registers per block of sixteen floats
+
+/// chains[j] += x[16 b + j], or its squared deviation from `mean` (one fma),
+/// for the whole blocks b < blocks: sum_detail::add_lanes, a block at a time.
+template <bool Squares>
+inline void add_blocks(const float* x, std::int64_t blocks, double mean, double* chains) {
+  V::D acc[kDoubleParts], w[kDoubleParts];
+  for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dload(chains + p * V::kDoubleLanes);
+  const V::D m = V::dset1(mean);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    V::widen16(x + 16 * b, w);
+    for (int p = 0; p < kDoubleParts; ++p) {
+      if constexpr (Squares) {
+        const V::D d = V::dsub(w[p], m);
+        acc[p] = V::dfma(d, d, acc[p]);
+      } else {
+        acc[p] = V::dadd(acc[p], w[p]);
+      }
+    }
+  }
+  for (int p = 0; p < kDoubleParts; ++p) V::dstore(chains + p * V::kDoubleLanes, acc[p]);
+}
+
+/// y = sum_detail::normalize(x) over whole blocks of sixteen, lane-wise.
+template <bool Scale, bool Bias>
+inline void normalize_blocks(const float* x, std::int64_t blocks, double mean, double inv, const float* scale,
+                             const float* bias, float* y) {
+  const V::D m = V::dset1(mean), k = V::dset1(inv);
+  V::D t[kDoubleParts], s[kDoubleParts], c[kDoubleParts];
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    V::widen16(x + 16 * b, t);
+    if constexpr (Scale) V::widen16(scale + 16 * b, s);
+    if constexpr (Bias) V::widen16(bias + 16 * b, c);
+    for (int p = 0; p < kDoubleParts; ++p) {
+      t[p] = V::dmul(V::dsub(t[p], m), k);
+      if constexpr (Scale && Bias) t[p] = V::dfma(t[p], s[p], c[p]);
+      else if constexpr (Scale) t[p] = V::dmul(t[p], s[p]);
+      else if constexpr (Bias) t[p] = V::dadd(t[p], c[p]);
+    }
+    V::narrow16(t, y + 16 * b);
+  }
+}
+
+/// sums[l] = x[l] + x[stride + l] + ... for l < 16, each lane one chain in
+/// that order (simd_math.hpp: sum_columns).
+inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count, double* sums) {
+  V::D acc[kDoubleParts], w[kDoubleParts];
+  for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dset1(0.0);
+  for (std::int64_t k = 0; k < count; ++k) {
+    V::widen16(x + k * stride, w);
+    for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dadd(acc[p], w[p]);
+  }
+  for (int p = 0; p < kDoubleParts; ++p) V::dstore(sums + p * V::kDoubleLanes, acc[p]);
+}
 // ---- end rml/exec/simd_lanes.inl ----
 }  // namespace avx512
 RML_END_TARGET
@@ -5351,6 +5531,71 @@ inline void max_2x2_stride2(Isa isa, const float* top, std::int64_t below, std::
 #endif
   (void)isa;
   portable::max_2x2_stride2(top, below, row_step, out, out_step, rows, n);
+}
+
+namespace sum_detail {
+/// The chains over x[0:n] with `isa`'s vectors, combined.
+template <bool Squares>
+inline double chained_sum(Isa isa, const float* x, std::int64_t n, double mean) {
+  double chains[kChains] = {};
+  std::int64_t blocks = 0;
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) avx512::add_blocks<Squares>(x, blocks = n / kChains, mean, chains);
+  if (isa == Isa::avx2) avx2::add_blocks<Squares>(x, blocks = n / kChains, mean, chains);
+#endif
+  (void)isa;
+  add_lanes<Squares>(x, blocks * kChains, n, mean, chains);
+  return combine(chains);
+}
+
+template <bool Scale, bool Bias>
+inline void normalize_row(Isa isa, const float* x, std::int64_t n, double mean, double inv, const float* scale,
+                          const float* bias, float* y) {
+  std::int64_t i = 0;
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) avx512::normalize_blocks<Scale, Bias>(x, n / kChains, mean, inv, scale, bias, y), i = n / kChains * kChains;
+  if (isa == Isa::avx2) avx2::normalize_blocks<Scale, Bias>(x, n / kChains, mean, inv, scale, bias, y), i = n / kChains * kChains;
+#endif
+  (void)isa;
+  for (; i < n; ++i) y[i] = normalize<Scale, Bias>(x[i], mean, inv, Scale ? scale[i] : 0.0f, Bias ? bias[i] : 0.0f);
+}
+}  // namespace sum_detail
+
+/// x[0] + ... + x[n-1] in double, in sum_detail's chains, with `isa`'s vectors.
+inline double sum_in_double(Isa isa, const float* x, std::int64_t n) {
+  return sum_detail::chained_sum<false>(isa, x, n, 0.0);
+}
+inline double sum_in_double(const float* x, std::int64_t n) { return sum_in_double(active_isa(), x, n); }
+
+/// (x[0] - mean)^2 + ... + (x[n-1] - mean)^2 in double, in the same chains.
+inline double squared_deviations_in_double(Isa isa, const float* x, std::int64_t n, double mean) {
+  return sum_detail::chained_sum<true>(isa, x, n, mean);
+}
+
+/// y[i] = sum_detail::normalize(x[i]) for i < n (layer norm's output row);
+/// scale and bias may each be null.
+inline void normalize_row(Isa isa, const float* x, std::int64_t n, double mean, double inv, const float* scale,
+                          const float* bias, float* y) {
+  using sum_detail::normalize_row;
+  if (scale && bias) return normalize_row<true, true>(isa, x, n, mean, inv, scale, bias, y);
+  if (scale) return normalize_row<true, false>(isa, x, n, mean, inv, scale, bias, y);
+  if (bias) return normalize_row<false, true>(isa, x, n, mean, inv, scale, bias, y);
+  normalize_row<false, false>(isa, x, n, mean, inv, scale, bias, y);
+}
+
+/// sums[l] = x[l] + x[stride + l] + ... + x[(count - 1) * stride + l] in
+/// double, one chain each in that order, for l < lanes (at most 16): outputs
+/// of a reduction over a strided axis that sit side by side.
+inline void sum_columns(Isa isa, const float* x, std::int64_t stride, std::int64_t count, std::int64_t lanes,
+                        double* sums) {
+#if RML_X86_DISPATCH
+  if (lanes == sum_detail::kChains && isa == Isa::avx512) return avx512::sum_columns(x, stride, count, sums);
+  if (lanes == sum_detail::kChains && isa == Isa::avx2) return avx2::sum_columns(x, stride, count, sums);
+#endif
+  (void)isa;
+  std::fill_n(sums, lanes, 0.0);
+  for (std::int64_t k = 0; k < count; ++k)
+    for (std::int64_t l = 0; l < lanes; ++l) sums[l] += double(x[k * stride + l]);
 }
 
 template <Function F>
@@ -6974,21 +7219,15 @@ class LayerNormKernel final : public Kernel {
     const float* scale = in_.size() > 1 ? ctx.value<const float>(in_[1]) : nullptr;
     const float* bias = in_.size() > 2 ? ctx.value<const float>(in_[2]) : nullptr;
     float* y = ctx.value<float>(out_);
+    const Isa isa = active_isa();
     ctx.pool->parallel_for(rows_, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(dim_, 1)),
                            [&](std::int64_t b, std::int64_t e, int) {
       for (std::int64_t r = b; r < e; ++r) {
         const float* row = x + r * dim_;
         float* out = y + r * dim_;
-        const double mean = simd::sum_in_double(row, dim_) / double(dim_);
-        const double variance =
-            simd::sum_in_double(row, dim_, [mean](float v) { return (v - mean) * (v - mean); }) / double(dim_);
-        const double inv = 1.0 / std::sqrt(variance + eps_);
-        for (std::int64_t j = 0; j < dim_; ++j) {
-          double v = (row[j] - mean) * inv;
-          if (scale) v *= scale[j];
-          if (bias) v += bias[j];
-          out[j] = float(v);
-        }
+        const double mean = simd::sum_in_double(isa, row, dim_) / double(dim_);
+        const double variance = simd::squared_deviations_in_double(isa, row, dim_, mean) / double(dim_);
+        simd::normalize_row(isa, row, dim_, mean, 1.0 / std::sqrt(variance + eps_), scale, bias, out);
       }
     });
   }
@@ -7169,8 +7408,11 @@ struct KernelFor<Sdpa> {
 // ---- end rml/exec/kernels/nn.hpp ----
 // ---- begin rml/exec/kernels/reduce.hpp ----
 // Reductions (sum, mean, max, min over any axes). Each output is computed by
-// one thread in a fixed order, so results never depend on the thread count.
+// one thread in a fixed order, so results never depend on the thread count:
+// a contiguous run of terms in simd_math.hpp's sixteen chains, terms apart in
+// one chain (sixteen outputs side by side in the vectors' lanes).
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -7196,6 +7438,8 @@ class ReduceKernel final : public Kernel {
     for (auto d : inner_dims_) count_ *= d;
     outputs_ = 1;
     for (auto d : outer_dims_) outputs_ *= d;
+    side_by_side_ = dtype == DType::f32 && (kind == ReduceKind::sum || kind == ReduceKind::mean) &&
+                    inner_dims_.size() == 1 && !outer_strides_.empty() && outer_strides_.back() == 1;
   }
 
   void run(RunContext& ctx) const override {
@@ -7205,6 +7449,8 @@ class ReduceKernel final : public Kernel {
       T* y = ctx.value<T>(out_);
       ctx.pool->parallel_for(outputs_, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(count_, 1)),
                              [&](std::int64_t b, std::int64_t e, int) {
+        if constexpr (std::is_same_v<T, float>)
+          if (side_by_side_) return sum_side_by_side(x, y, b, e);
         for (std::int64_t o = b; o < e; ++o) y[o] = reduce_one<T>(x + base(o));
       });
     });
@@ -7249,6 +7495,22 @@ class ReduceKernel final : public Kernel {
       fn(x[offset]);
     }
   }
+  /// Sums over one strided axis whose outputs sit side by side in the input
+  /// (the innermost axis is kept): sixteen at a time, each output's terms
+  /// still one chain in order, as reduce_one adds them.
+  void sum_side_by_side(const float* x, float* y, std::int64_t b, std::int64_t e) const {
+    const std::int64_t row = outer_dims_.back();
+    const Isa isa = active_isa();
+    double sums[16];
+    for (std::int64_t o = b; o < e;) {
+      const std::int64_t lanes = std::min({e - o, row - o % row, std::int64_t{16}});
+      simd::sum_columns(isa, x + base(o), inner_strides_[0], count_, lanes, sums);
+      for (std::int64_t l = 0; l < lanes; ++l) y[o + l] = finish(sums[l]);
+      o += lanes;
+    }
+  }
+  float finish(double sum) const { return kind_ == ReduceKind::mean ? float(sum / double(count_)) : float(sum); }
+
   template <class T>
   T reduce_one(const T* x) const {
     if (kind_ == ReduceKind::sum || kind_ == ReduceKind::mean) {
@@ -7258,7 +7520,7 @@ class ReduceKernel final : public Kernel {
           for_each_reduced(x, [&](float v) { total += v; });
           return total;
         }();
-        return kind_ == ReduceKind::mean ? float(sum / double(count_)) : float(sum);
+        return finish(sum);
       } else {
         std::uint32_t sum = 0;  // wraps like NumPy's int32
         for_each_reduced(x, [&](std::int32_t v) { sum += std::uint32_t(v); });
@@ -7280,6 +7542,7 @@ class ReduceKernel final : public Kernel {
   ValueId in_, out_;
   Shape outer_dims_, outer_strides_, inner_dims_, inner_strides_;
   std::int64_t count_ = 1, outputs_ = 1;
+  bool side_by_side_ = false;  // sum_side_by_side applies
 };
 
 /// The kernel's name for each reduction kind of ops/reduce.hpp.

@@ -114,3 +114,60 @@ inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t r
                      windows);
     }
 }
+
+// ---- sums and row statistics in double (simd_math.hpp, sum_detail) ----
+
+inline constexpr int kDoubleParts = 16 / V::kDoubleLanes;  // D registers per block of sixteen floats
+
+/// chains[j] += x[16 b + j], or its squared deviation from `mean` (one fma),
+/// for the whole blocks b < blocks: sum_detail::add_lanes, a block at a time.
+template <bool Squares>
+inline void add_blocks(const float* x, std::int64_t blocks, double mean, double* chains) {
+  V::D acc[kDoubleParts], w[kDoubleParts];
+  for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dload(chains + p * V::kDoubleLanes);
+  const V::D m = V::dset1(mean);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    V::widen16(x + 16 * b, w);
+    for (int p = 0; p < kDoubleParts; ++p) {
+      if constexpr (Squares) {
+        const V::D d = V::dsub(w[p], m);
+        acc[p] = V::dfma(d, d, acc[p]);
+      } else {
+        acc[p] = V::dadd(acc[p], w[p]);
+      }
+    }
+  }
+  for (int p = 0; p < kDoubleParts; ++p) V::dstore(chains + p * V::kDoubleLanes, acc[p]);
+}
+
+/// y = sum_detail::normalize(x) over whole blocks of sixteen, lane-wise.
+template <bool Scale, bool Bias>
+inline void normalize_blocks(const float* x, std::int64_t blocks, double mean, double inv, const float* scale,
+                             const float* bias, float* y) {
+  const V::D m = V::dset1(mean), k = V::dset1(inv);
+  V::D t[kDoubleParts], s[kDoubleParts], c[kDoubleParts];
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    V::widen16(x + 16 * b, t);
+    if constexpr (Scale) V::widen16(scale + 16 * b, s);
+    if constexpr (Bias) V::widen16(bias + 16 * b, c);
+    for (int p = 0; p < kDoubleParts; ++p) {
+      t[p] = V::dmul(V::dsub(t[p], m), k);
+      if constexpr (Scale && Bias) t[p] = V::dfma(t[p], s[p], c[p]);
+      else if constexpr (Scale) t[p] = V::dmul(t[p], s[p]);
+      else if constexpr (Bias) t[p] = V::dadd(t[p], c[p]);
+    }
+    V::narrow16(t, y + 16 * b);
+  }
+}
+
+/// sums[l] = x[l] + x[stride + l] + ... for l < 16, each lane one chain in
+/// that order (simd_math.hpp: sum_columns).
+inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count, double* sums) {
+  V::D acc[kDoubleParts], w[kDoubleParts];
+  for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dset1(0.0);
+  for (std::int64_t k = 0; k < count; ++k) {
+    V::widen16(x + k * stride, w);
+    for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dadd(acc[p], w[p]);
+  }
+  for (int p = 0; p < kDoubleParts; ++p) V::dstore(sums + p * V::kDoubleLanes, acc[p]);
+}

@@ -65,21 +65,15 @@ class LayerNormKernel final : public Kernel {
     const float* scale = in_.size() > 1 ? ctx.value<const float>(in_[1]) : nullptr;
     const float* bias = in_.size() > 2 ? ctx.value<const float>(in_[2]) : nullptr;
     float* y = ctx.value<float>(out_);
+    const Isa isa = active_isa();
     ctx.pool->parallel_for(rows_, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(dim_, 1)),
                            [&](std::int64_t b, std::int64_t e, int) {
       for (std::int64_t r = b; r < e; ++r) {
         const float* row = x + r * dim_;
         float* out = y + r * dim_;
-        const double mean = simd::sum_in_double(row, dim_) / double(dim_);
-        const double variance =
-            simd::sum_in_double(row, dim_, [mean](float v) { return (v - mean) * (v - mean); }) / double(dim_);
-        const double inv = 1.0 / std::sqrt(variance + eps_);
-        for (std::int64_t j = 0; j < dim_; ++j) {
-          double v = (row[j] - mean) * inv;
-          if (scale) v *= scale[j];
-          if (bias) v += bias[j];
-          out[j] = float(v);
-        }
+        const double mean = simd::sum_in_double(isa, row, dim_) / double(dim_);
+        const double variance = simd::squared_deviations_in_double(isa, row, dim_, mean) / double(dim_);
+        simd::normalize_row(isa, row, dim_, mean, 1.0 / std::sqrt(variance + eps_), scale, bias, out);
       }
     });
   }
