@@ -237,6 +237,34 @@ TEST_CASE("sums in double, squared deviations, layer norm rows and side-by-side 
       }
 }
 
+TEST_CASE("store_conv_tile (a direct conv's micro tile to its output) gives x + bias, then relu, on every instruction set") {
+  // A 3-row tile of 32 lanes in three segments, one longer than a vector and
+  // one across a vector's end; -0, NaN and negatives meet the relu; pixels
+  // outside the segments stay untouched.
+  const std::int64_t stride = 40, plane = 50;
+  std::vector<float> tile(3 * stride);
+  for (std::size_t i = 0; i < tile.size(); ++i) tile[i] = std::sin(0.9f * static_cast<float>(i)) * 3.0f;
+  tile[1] = -0.0f, tile[stride + 2] = NAN, tile[2 * stride + 20] = -0.0f;
+  const float bias[3] = {0.25f, -0.5f, 0.0f};
+  const simd::ConvSegment segments[] = {{0, 3, 4}, {5, 19, 10}, {26, 6, 40}};
+  const float untouched = 12345.0f;
+  for (const rml::exec::Isa isa : runnable_isas())
+    for (const bool with_bias : {false, true})
+      for (const bool relu : {false, true}) {
+        CAPTURE(rml::exec::isa_name(isa));
+        std::vector<float> got(3 * plane, untouched), want(3 * plane, untouched);
+        simd::store_conv_tile(isa, tile.data(), stride, 3, segments, 3, with_bias ? bias : nullptr, relu, got.data(), plane);
+        for (std::int64_t r = 0; r < 3; ++r)
+          for (const simd::ConvSegment& s : segments)
+            for (std::int64_t l = 0; l < s.count; ++l) {
+              float x = tile[r * stride + s.lane + l];
+              if (with_bias) x = x + bias[r];
+              want[r * plane + s.pixel + l] = relu ? simd::relu(x) : x;
+            }
+        for (std::size_t i = 0; i < got.size(); ++i) CHECK(same_bits(got[i], want[i]));
+      }
+}
+
 TEST_CASE("every instruction set's GEMM kernels give the portable kernels' bits") {
   using namespace rml::exec;
   std::mt19937 rng(3);

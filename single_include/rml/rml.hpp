@@ -15504,6 +15504,7 @@ inline bool padded_plane_fits(std::int64_t rows, std::int64_t columns, const Sha
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <string_view>
 
 // ---- begin rml/exec/kernel.hpp ----
 // What every executor kernel is: a compiled step that reads and writes value
@@ -15751,6 +15752,7 @@ struct KernelFor;
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 
 namespace rml::exec::simd {
@@ -15915,6 +15917,17 @@ inline float max_2x2(float a, float b, float c, float d) {
   return acc != acc ? std::numeric_limits<float>::quiet_NaN() : acc;
 }
 
+// ---- a direct convolution's output ----
+
+/// Lanes [lane, lane + count) of a micro tile's row go to output pixels
+/// [pixel, pixel + count) of that row's channel plane.
+struct ConvSegment {
+  std::int64_t lane, count, pixel;
+};
+
+/// Relu as ops/elementwise.hpp's Relu::apply: NaN stays NaN, -0 becomes +0.
+inline float relu(float x) { return x > 0 ? x : (x != x ? x : 0.0f); }
+
 // ---- blocks: y[0:n] = f(x[0:n]) on the process's instruction set ----
 
 enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh };
@@ -15944,6 +15957,18 @@ inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t r
     const float* b = t + below;
     for (std::int64_t i = 0; i < n; ++i) out[r * out_step + i] = max_2x2(t[2 * i], t[2 * i + 1], b[2 * i], b[2 * i + 1]);
   }
+}
+template <bool Bias, bool Relu>
+inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::int64_t rows, const ConvSegment* segments,
+                            int count, const float* bias, float* out, std::int64_t out_stride) {
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (int s = 0; s < count; ++s)
+      for (std::int64_t l = 0; l < segments[s].count; ++l) {
+        float x = tile[i * tile_stride + segments[s].lane + l];
+        if constexpr (Bias) x = x + bias[i];
+        if constexpr (Relu) x = simd::relu(x);
+        out[i * out_stride + segments[s].pixel + l] = x;
+      }
 }
 }  // namespace portable
 
@@ -16189,6 +16214,37 @@ inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count,
   }
   for (int p = 0; p < kDoubleParts; ++p) V::dstore(sums + p * V::kDoubleLanes, acc[p]);
 }
+
+// ---- a direct convolution's micro tile to its output (simd_math.hpp: store_conv_tile) ----
+
+/// One output element: plus the bias, then relu (NaN kept, -0 to +0) where asked.
+template <bool Bias, bool Relu>
+inline V::T conv_output_v(V::T x, V::T bias) {
+  if constexpr (Bias) x = V::add(x, bias);
+  if constexpr (Relu) {
+    const V::T zero = V::set1(0.0f);
+    x = V::select(V::mask_or(V::less(zero, x), V::is_nan(x)), x, zero);
+  }
+  return x;
+}
+
+template <bool Bias, bool Relu>
+inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::int64_t rows, const ConvSegment* segments,
+                            int count, const float* bias, float* out, std::int64_t out_stride) {
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const V::T b = V::set1(Bias ? bias[i] : 0.0f);
+    const float* src = tile + i * tile_stride;
+    float* dst = out + i * out_stride;
+    for (int s = 0; s < count; ++s) {
+      const ConvSegment& segment = segments[s];
+      for (std::int64_t l = 0; l < segment.count; l += V::kLanes) {
+        const std::int64_t n = std::min<std::int64_t>(V::kLanes, segment.count - l);
+        const V::T x = V::load_first(src + segment.lane + l, n);
+        V::store_first(dst + segment.pixel + l, conv_output_v<Bias, Relu>(x, b), n);
+      }
+    }
+  }
+}
 // ---- end rml/exec/simd_lanes.inl ----
 }  // namespace avx2
 RML_END_TARGET
@@ -16432,6 +16488,37 @@ inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count,
   }
   for (int p = 0; p < kDoubleParts; ++p) V::dstore(sums + p * V::kDoubleLanes, acc[p]);
 }
+
+// ---- a direct convolution's micro tile to its output (simd_math.hpp: store_conv_tile) ----
+
+/// One output element: plus the bias, then relu (NaN kept, -0 to +0) where asked.
+template <bool Bias, bool Relu>
+inline V::T conv_output_v(V::T x, V::T bias) {
+  if constexpr (Bias) x = V::add(x, bias);
+  if constexpr (Relu) {
+    const V::T zero = V::set1(0.0f);
+    x = V::select(V::mask_or(V::less(zero, x), V::is_nan(x)), x, zero);
+  }
+  return x;
+}
+
+template <bool Bias, bool Relu>
+inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::int64_t rows, const ConvSegment* segments,
+                            int count, const float* bias, float* out, std::int64_t out_stride) {
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const V::T b = V::set1(Bias ? bias[i] : 0.0f);
+    const float* src = tile + i * tile_stride;
+    float* dst = out + i * out_stride;
+    for (int s = 0; s < count; ++s) {
+      const ConvSegment& segment = segments[s];
+      for (std::int64_t l = 0; l < segment.count; l += V::kLanes) {
+        const std::int64_t n = std::min<std::int64_t>(V::kLanes, segment.count - l);
+        const V::T x = V::load_first(src + segment.lane + l, n);
+        V::store_first(dst + segment.pixel + l, conv_output_v<Bias, Relu>(x, b), n);
+      }
+    }
+  }
+}
 // ---- end rml/exec/simd_lanes.inl ----
 }  // namespace avx512
 RML_END_TARGET
@@ -16532,6 +16619,33 @@ inline void sum_columns(Isa isa, const float* x, std::int64_t stride, std::int64
   std::fill_n(sums, lanes, 0.0);
   for (std::int64_t k = 0; k < count; ++k)
     for (std::int64_t l = 0; l < lanes; ++l) sums[l] += double(x[k * stride + l]);
+}
+
+/// A direct convolution's mr x nr micro tile (rows `tile_stride` apart) to
+/// its output: for each of the `rows` rows and each segment, the lanes plus
+/// the row's bias (when `bias` is not null), then relu when asked, to the
+/// segment's pixels of that row's plane (planes `out_stride` apart). Each
+/// element is the scalar `x + bias`, then simd::relu: the bits of the tile
+/// copied out and the bias and relu applied one after the other.
+inline void store_conv_tile(Isa isa, const float* tile, std::int64_t tile_stride, std::int64_t rows,
+                            const ConvSegment* segments, int count, const float* bias, bool relu, float* out,
+                            std::int64_t out_stride) {
+  const auto run = [&](auto bias_on, auto relu_on) {
+    constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
+#if RML_X86_DISPATCH
+    if (isa == Isa::avx512)
+      return avx512::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
+    if (isa == Isa::avx2)
+      return avx2::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
+#endif
+    portable::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
+  };
+  using On = std::true_type;
+  using Off = std::false_type;
+  if (bias && relu) return run(On{}, On{});
+  if (bias) return run(On{}, Off{});
+  if (relu) return run(Off{}, On{});
+  run(Off{}, Off{});
 }
 
 template <Function F>
@@ -16705,6 +16819,13 @@ class ElementwiseGroup {
   ValueId output() const { return output_; }
   const std::vector<Leaf>& leaves() const { return leaves_; }
   std::size_t scratch_bytes() const { return (leaves_.size() + instrs_.size()) * block * 4; }
+
+  /// The op's name when the group is one unary op on its one leaf (an
+  /// activation a producer can apply as it stores), else empty.
+  std::string_view activation() const {
+    return instrs_.size() == 1 && leaves_.size() == 1 && instrs_[0].args.size() == 1 ? std::string_view(instrs_[0].name)
+                                                                                      : std::string_view();
+  }
 
   std::string describe() const {
     std::ostringstream out;
@@ -16967,8 +17088,13 @@ class DepthwiseConv2dKernel final : public Kernel {
 // too. So the GEMM micro-kernel reads its B rows straight from the padded
 // image at per-tap offsets (gemm_detail::Kernels::micro_gathered): no column
 // matrix is built or packed. Virtual pixels with ow >= W' (the Wp - W' columns
-// where a window would run off the row) are computed and dropped when a tile
-// is copied out, so the waste is (kw-1)*dw of every Wp columns.
+// where a window would run off the row) are computed and dropped, so the
+// waste is (kw-1)*dw of every Wp columns.
+//
+// Each micro tile, once its last k-block is in, goes straight from L1 to the
+// output, its real pixels only, plus the bias and through a relu epilogue in
+// the same vectors (simd::store_conv_tile); any other epilogue group runs over
+// the task's output pixels after its tiles are stored.
 //
 // Each output element is the same fma chain over (c, i, j) in order, then
 // + bias, as the im2col path computes: the two give the same bits.
@@ -16977,6 +17103,7 @@ class DepthwiseConv2dKernel final : public Kernel {
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <utility>
 #include <vector>
 
 
@@ -17036,6 +17163,7 @@ class DirectConv2dKernel final : public Kernel {
         dst += padded_rows_ * kc;
       }
     tile_cols_ = std::clamp<std::int64_t>(tile_floats / std::max(padded_rows_, mr) / nr_, 1, 1024 / nr_) * nr_;
+    relu_in_store_ = epilogue_ && epilogue_->activation() == Relu::name;
     tile_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
     thread_scratch_bytes = tile_offset_ + align_up(static_cast<std::size_t>(padded_rows_ * tile_cols_) * sizeof(float));
   }
@@ -17063,9 +17191,14 @@ class DirectConv2dKernel final : public Kernel {
       float* tile = ctx.scratch_of<float>(thread) + tile_offset_ / sizeof(float);
       for (std::int64_t task = t0; task < t1; ++task) {
         const std::int64_t image = task / tiles, v0 = task % tiles * width;  // image: n * groups + g
-        const std::int64_t v1 = std::min(v0 + width, virtual_pixels_);
-        multiply(images + image * image_floats_ + v0, image % groups, (v1 - v0 + nr_ - 1) / nr_, tile);
-        store(ctx, tile, image, v0, v1, bias, thread);
+        const std::int64_t v1 = std::min(v0 + width, virtual_pixels_), g = image % groups;
+        // Output rows of y viewed as [N*O, H'*W']: image (n*groups + g) has rows image * O/g on.
+        float* out = ctx.value<float>(target()) + image * outputs_ * out_h_ * out_w_;
+        multiply(images + image * image_floats_, g, v0, v1, tile, bias ? bias + g * outputs_ : nullptr, out);
+        if (epilogue_ && !relu_in_store_) {
+          const auto [p0, p1] = output_pixels(v0, v1);
+          if (p0 < p1) epilogue_->eval(ctx, image * outputs_, (image + 1) * outputs_, p0, p1, thread);
+        }
       }
     });
   }
@@ -17075,7 +17208,8 @@ class DirectConv2dKernel final : public Kernel {
                                       " read in place from the padded image", op_.groups > 1 ? ", per group" : "",
                                       "), weights prepacked");
     if (bias_) text += " + bias";
-    if (epilogue_) text += ", epilogue: " + epilogue_->describe();
+    if (relu_in_store_) text += ", relu as it stores";
+    else if (epilogue_) text += ", epilogue: " + epilogue_->describe();
     return text;
   }
 
@@ -17090,53 +17224,59 @@ class DirectConv2dKernel final : public Kernel {
                     static_cast<std::size_t>(width_) * sizeof(float));
   }
 
-  /// tile[r][v] = sum over k of w[g][r][k] * image[offsets[k] + v] for the
-  /// tile's `panels` panels of virtual pixels, k-block by k-block.
-  void multiply(const float* image, std::int64_t g, std::int64_t panels, float* tile) const {
-    using gemm_detail::kKC;
-    const gemm_detail::Kernels& kernels = gemm_detail::kernels();
-    const float* a = packed_weights_.data() + g * padded_rows_ * depth_;
-    if (depth_ == 0) std::fill_n(tile, padded_rows_ * tile_cols_, 0.0f);  // no input channels: sums of nothing
-    for (std::int64_t k0 = 0; k0 < depth_; k0 += kKC) {
-      const std::int64_t kc = std::min(kKC, depth_ - k0);
-      for (std::int64_t q = 0; q < panels; ++q)
-        for (std::int64_t r = 0; r < padded_rows_; r += kernels.mr)
-          kernels.micro_gathered(kc, a + r * kc, image + q * nr_, offsets_.data() + k0, tile + r * tile_cols_ + q * nr_,
-                                 tile_cols_, k0 == 0);
-      a += padded_rows_ * kc;
-    }
-  }
-
-  /// Copies the tile's real pixels (ow < W') to the output, adding the bias,
-  /// then runs the epilogue over them (one contiguous range of output pixels).
-  void store(const RunContext& ctx, const float* tile, std::int64_t image, std::int64_t v0, std::int64_t v1,
-             const float* bias, int thread) const {
-    const std::int64_t pixels = out_h_ * out_w_, g = image % op_.groups;
-    const std::int64_t first_row = image * outputs_;  // of y viewed as [N*O, H'*W']: (n*groups + g) * O/g
-    float* y = ctx.value<float>(target()) + first_row * pixels;
-    std::int64_t p_lo = -1, p_hi = 0;
+  /// Output pixels [v0, v1) of an image's virtual pixels: up to W' of each
+  /// output row's Wp, at oh * W' + ow. Returns how many segments it wrote.
+  int segments_of(std::int64_t v0, std::int64_t v1, simd::ConvSegment* segments) const {
+    int count = 0;
     for (std::int64_t v = v0; v < v1;) {
       const std::int64_t oh = v / padded_w_, ow = v % padded_w_;
-      const std::int64_t run_end = std::min(v1, (oh + 1) * padded_w_);  // this output row's part of the tile
-      const std::int64_t count = std::min(run_end - v, std::max<std::int64_t>(out_w_ - ow, 0));
-      if (count > 0) {
-        const std::int64_t p = oh * out_w_ + ow;
-        if (p_lo < 0) p_lo = p;
-        p_hi = p + count;
-        for (std::int64_t o = 0; o < outputs_; ++o) {
-          const float* src = tile + o * tile_cols_ + (v - v0);
-          float* dst = y + o * pixels + p;
-          if (bias) {
-            const float b = bias[g * outputs_ + o];
-            for (std::int64_t t = 0; t < count; ++t) dst[t] = src[t] + b;
-          } else {
-            std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
-          }
-        }
-      }
-      v = run_end;
+      const std::int64_t row_end = std::min(v1, (oh + 1) * padded_w_);
+      const std::int64_t n = std::min(row_end - v, std::max<std::int64_t>(out_w_ - ow, 0));
+      if (n > 0) segments[count++] = {v - v0, n, oh * out_w_ + ow};
+      v = row_end;
     }
-    if (epilogue_ && p_lo >= 0) epilogue_->eval(ctx, first_row, first_row + outputs_, p_lo, p_hi, thread);
+    return count;
+  }
+
+  /// The output pixels [p0, p1) that virtual pixels [v0, v1) cover (empty if none).
+  std::pair<std::int64_t, std::int64_t> output_pixels(std::int64_t v0, std::int64_t v1) const {
+    const auto to_pixel = [&](std::int64_t v) {  // the first output pixel at or after v
+      const std::int64_t oh = v / padded_w_, ow = v % padded_w_;
+      return ow < out_w_ ? oh * out_w_ + ow : (oh + 1) * out_w_;
+    };
+    return {to_pixel(v0), to_pixel(v1)};
+  }
+
+  /// Output rows [r, r + mr) x virtual pixels [v0, v1) of one image: sum over
+  /// k of w[g][r][k] * image[offsets[k] + v], k-block by k-block into the
+  /// tile's micro tiles; after the last k-block each micro tile is stored
+  /// (its real pixels, plus bias, relu if fused) to `out`.
+  void multiply(const float* image, std::int64_t g, std::int64_t v0, std::int64_t v1, float* tile, const float* bias,
+                float* out) const {
+    using gemm_detail::kKC;
+    const gemm_detail::Kernels& kernels = gemm_detail::kernels();
+    const Isa isa = active_isa();
+    const std::int64_t panels = (v1 - v0 + nr_ - 1) / nr_, pixels = out_h_ * out_w_;
+    const float* a = packed_weights_.data() + g * padded_rows_ * depth_;
+    if (depth_ == 0) std::fill_n(tile, padded_rows_ * tile_cols_, 0.0f);  // no input channels: sums of nothing
+    simd::ConvSegment segments[gemm_detail::kMaxNR + 1];
+    const std::int64_t k_blocks = std::max<std::int64_t>((depth_ + kKC - 1) / kKC, 1);  // one even when empty
+    for (std::int64_t block = 0; block < k_blocks; ++block) {
+      const std::int64_t k0 = block * kKC, kc = std::min(kKC, depth_ - k0);
+      const bool last = block + 1 == k_blocks;
+      for (std::int64_t q = 0; q < panels; ++q) {
+        const int count = last ? segments_of(v0 + q * nr_, std::min(v0 + (q + 1) * nr_, v1), segments) : 0;
+        for (std::int64_t r = 0; r < padded_rows_ && kc > 0; r += kernels.mr)
+          kernels.micro_gathered(kc, a + r * kc, image + v0 + q * nr_, offsets_.data() + k0,
+                                 tile + r * tile_cols_ + q * nr_, tile_cols_, k0 == 0);
+        // The panel's micro tiles, all rows at once: read back straight after
+        // its stores, a micro tile's unaligned lanes would stall on them.
+        if (last)
+          simd::store_conv_tile(isa, tile + q * nr_, tile_cols_, outputs_, segments, count, bias, relu_in_store_, out,
+                                pixels);
+      }
+      a += padded_rows_ * kc;
+    }
   }
 
   Conv2d op_;
@@ -17150,6 +17290,7 @@ class DirectConv2dKernel final : public Kernel {
   std::int64_t padded_h_ = 0, padded_w_ = 0, depth_ = 0, virtual_pixels_ = 0, padded_rows_ = 0;
   std::int64_t nr_ = 0, tile_cols_ = 0, image_floats_ = 0;
   std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its output tile goes
+  bool relu_in_store_ = false;   // the epilogue is one relu, applied as tiles are stored
 };
 
 }  // namespace rml::exec

@@ -171,3 +171,34 @@ inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count,
   }
   for (int p = 0; p < kDoubleParts; ++p) V::dstore(sums + p * V::kDoubleLanes, acc[p]);
 }
+
+// ---- a direct convolution's micro tile to its output (simd_math.hpp: store_conv_tile) ----
+
+/// One output element: plus the bias, then relu (NaN kept, -0 to +0) where asked.
+template <bool Bias, bool Relu>
+inline V::T conv_output_v(V::T x, V::T bias) {
+  if constexpr (Bias) x = V::add(x, bias);
+  if constexpr (Relu) {
+    const V::T zero = V::set1(0.0f);
+    x = V::select(V::mask_or(V::less(zero, x), V::is_nan(x)), x, zero);
+  }
+  return x;
+}
+
+template <bool Bias, bool Relu>
+inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::int64_t rows, const ConvSegment* segments,
+                            int count, const float* bias, float* out, std::int64_t out_stride) {
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const V::T b = V::set1(Bias ? bias[i] : 0.0f);
+    const float* src = tile + i * tile_stride;
+    float* dst = out + i * out_stride;
+    for (int s = 0; s < count; ++s) {
+      const ConvSegment& segment = segments[s];
+      for (std::int64_t l = 0; l < segment.count; l += V::kLanes) {
+        const std::int64_t n = std::min<std::int64_t>(V::kLanes, segment.count - l);
+        const V::T x = V::load_first(src + segment.lane + l, n);
+        V::store_first(dst + segment.pixel + l, conv_output_v<Bias, Relu>(x, b), n);
+      }
+    }
+  }
+}

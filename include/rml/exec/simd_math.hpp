@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "rml/exec/isa.hpp"
 
@@ -180,6 +181,17 @@ inline float max_2x2(float a, float b, float c, float d) {
   return acc != acc ? std::numeric_limits<float>::quiet_NaN() : acc;
 }
 
+// ---- a direct convolution's output ----
+
+/// Lanes [lane, lane + count) of a micro tile's row go to output pixels
+/// [pixel, pixel + count) of that row's channel plane.
+struct ConvSegment {
+  std::int64_t lane, count, pixel;
+};
+
+/// Relu as ops/elementwise.hpp's Relu::apply: NaN stays NaN, -0 becomes +0.
+inline float relu(float x) { return x > 0 ? x : (x != x ? x : 0.0f); }
+
 // ---- blocks: y[0:n] = f(x[0:n]) on the process's instruction set ----
 
 enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh };
@@ -209,6 +221,18 @@ inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t r
     const float* b = t + below;
     for (std::int64_t i = 0; i < n; ++i) out[r * out_step + i] = max_2x2(t[2 * i], t[2 * i + 1], b[2 * i], b[2 * i + 1]);
   }
+}
+template <bool Bias, bool Relu>
+inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::int64_t rows, const ConvSegment* segments,
+                            int count, const float* bias, float* out, std::int64_t out_stride) {
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (int s = 0; s < count; ++s)
+      for (std::int64_t l = 0; l < segments[s].count; ++l) {
+        float x = tile[i * tile_stride + segments[s].lane + l];
+        if constexpr (Bias) x = x + bias[i];
+        if constexpr (Relu) x = simd::relu(x);
+        out[i * out_stride + segments[s].pixel + l] = x;
+      }
 }
 }  // namespace portable
 
@@ -449,6 +473,33 @@ inline void sum_columns(Isa isa, const float* x, std::int64_t stride, std::int64
   std::fill_n(sums, lanes, 0.0);
   for (std::int64_t k = 0; k < count; ++k)
     for (std::int64_t l = 0; l < lanes; ++l) sums[l] += double(x[k * stride + l]);
+}
+
+/// A direct convolution's mr x nr micro tile (rows `tile_stride` apart) to
+/// its output: for each of the `rows` rows and each segment, the lanes plus
+/// the row's bias (when `bias` is not null), then relu when asked, to the
+/// segment's pixels of that row's plane (planes `out_stride` apart). Each
+/// element is the scalar `x + bias`, then simd::relu: the bits of the tile
+/// copied out and the bias and relu applied one after the other.
+inline void store_conv_tile(Isa isa, const float* tile, std::int64_t tile_stride, std::int64_t rows,
+                            const ConvSegment* segments, int count, const float* bias, bool relu, float* out,
+                            std::int64_t out_stride) {
+  const auto run = [&](auto bias_on, auto relu_on) {
+    constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
+#if RML_X86_DISPATCH
+    if (isa == Isa::avx512)
+      return avx512::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
+    if (isa == Isa::avx2)
+      return avx2::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
+#endif
+    portable::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
+  };
+  using On = std::true_type;
+  using Off = std::false_type;
+  if (bias && relu) return run(On{}, On{});
+  if (bias) return run(On{}, Off{});
+  if (relu) return run(Off{}, On{});
+  run(Off{}, Off{});
 }
 
 template <Function F>

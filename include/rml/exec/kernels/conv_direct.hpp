@@ -7,8 +7,13 @@
 // too. So the GEMM micro-kernel reads its B rows straight from the padded
 // image at per-tap offsets (gemm_detail::Kernels::micro_gathered): no column
 // matrix is built or packed. Virtual pixels with ow >= W' (the Wp - W' columns
-// where a window would run off the row) are computed and dropped when a tile
-// is copied out, so the waste is (kw-1)*dw of every Wp columns.
+// where a window would run off the row) are computed and dropped, so the
+// waste is (kw-1)*dw of every Wp columns.
+//
+// Each micro tile, once its last k-block is in, goes straight from L1 to the
+// output, its real pixels only, plus the bias and through a relu epilogue in
+// the same vectors (simd::store_conv_tile); any other epilogue group runs over
+// the task's output pixels after its tiles are stored.
 //
 // Each output element is the same fma chain over (c, i, j) in order, then
 // + bias, as the im2col path computes: the two give the same bits.
@@ -18,6 +23,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "rml/exec/arena.hpp"
@@ -81,6 +87,7 @@ class DirectConv2dKernel final : public Kernel {
         dst += padded_rows_ * kc;
       }
     tile_cols_ = std::clamp<std::int64_t>(tile_floats / std::max(padded_rows_, mr) / nr_, 1, 1024 / nr_) * nr_;
+    relu_in_store_ = epilogue_ && epilogue_->activation() == Relu::name;
     tile_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
     thread_scratch_bytes = tile_offset_ + align_up(static_cast<std::size_t>(padded_rows_ * tile_cols_) * sizeof(float));
   }
@@ -108,9 +115,14 @@ class DirectConv2dKernel final : public Kernel {
       float* tile = ctx.scratch_of<float>(thread) + tile_offset_ / sizeof(float);
       for (std::int64_t task = t0; task < t1; ++task) {
         const std::int64_t image = task / tiles, v0 = task % tiles * width;  // image: n * groups + g
-        const std::int64_t v1 = std::min(v0 + width, virtual_pixels_);
-        multiply(images + image * image_floats_ + v0, image % groups, (v1 - v0 + nr_ - 1) / nr_, tile);
-        store(ctx, tile, image, v0, v1, bias, thread);
+        const std::int64_t v1 = std::min(v0 + width, virtual_pixels_), g = image % groups;
+        // Output rows of y viewed as [N*O, H'*W']: image (n*groups + g) has rows image * O/g on.
+        float* out = ctx.value<float>(target()) + image * outputs_ * out_h_ * out_w_;
+        multiply(images + image * image_floats_, g, v0, v1, tile, bias ? bias + g * outputs_ : nullptr, out);
+        if (epilogue_ && !relu_in_store_) {
+          const auto [p0, p1] = output_pixels(v0, v1);
+          if (p0 < p1) epilogue_->eval(ctx, image * outputs_, (image + 1) * outputs_, p0, p1, thread);
+        }
       }
     });
   }
@@ -120,7 +132,8 @@ class DirectConv2dKernel final : public Kernel {
                                       " read in place from the padded image", op_.groups > 1 ? ", per group" : "",
                                       "), weights prepacked");
     if (bias_) text += " + bias";
-    if (epilogue_) text += ", epilogue: " + epilogue_->describe();
+    if (relu_in_store_) text += ", relu as it stores";
+    else if (epilogue_) text += ", epilogue: " + epilogue_->describe();
     return text;
   }
 
@@ -135,53 +148,59 @@ class DirectConv2dKernel final : public Kernel {
                     static_cast<std::size_t>(width_) * sizeof(float));
   }
 
-  /// tile[r][v] = sum over k of w[g][r][k] * image[offsets[k] + v] for the
-  /// tile's `panels` panels of virtual pixels, k-block by k-block.
-  void multiply(const float* image, std::int64_t g, std::int64_t panels, float* tile) const {
-    using gemm_detail::kKC;
-    const gemm_detail::Kernels& kernels = gemm_detail::kernels();
-    const float* a = packed_weights_.data() + g * padded_rows_ * depth_;
-    if (depth_ == 0) std::fill_n(tile, padded_rows_ * tile_cols_, 0.0f);  // no input channels: sums of nothing
-    for (std::int64_t k0 = 0; k0 < depth_; k0 += kKC) {
-      const std::int64_t kc = std::min(kKC, depth_ - k0);
-      for (std::int64_t q = 0; q < panels; ++q)
-        for (std::int64_t r = 0; r < padded_rows_; r += kernels.mr)
-          kernels.micro_gathered(kc, a + r * kc, image + q * nr_, offsets_.data() + k0, tile + r * tile_cols_ + q * nr_,
-                                 tile_cols_, k0 == 0);
-      a += padded_rows_ * kc;
-    }
-  }
-
-  /// Copies the tile's real pixels (ow < W') to the output, adding the bias,
-  /// then runs the epilogue over them (one contiguous range of output pixels).
-  void store(const RunContext& ctx, const float* tile, std::int64_t image, std::int64_t v0, std::int64_t v1,
-             const float* bias, int thread) const {
-    const std::int64_t pixels = out_h_ * out_w_, g = image % op_.groups;
-    const std::int64_t first_row = image * outputs_;  // of y viewed as [N*O, H'*W']: (n*groups + g) * O/g
-    float* y = ctx.value<float>(target()) + first_row * pixels;
-    std::int64_t p_lo = -1, p_hi = 0;
+  /// Output pixels [v0, v1) of an image's virtual pixels: up to W' of each
+  /// output row's Wp, at oh * W' + ow. Returns how many segments it wrote.
+  int segments_of(std::int64_t v0, std::int64_t v1, simd::ConvSegment* segments) const {
+    int count = 0;
     for (std::int64_t v = v0; v < v1;) {
       const std::int64_t oh = v / padded_w_, ow = v % padded_w_;
-      const std::int64_t run_end = std::min(v1, (oh + 1) * padded_w_);  // this output row's part of the tile
-      const std::int64_t count = std::min(run_end - v, std::max<std::int64_t>(out_w_ - ow, 0));
-      if (count > 0) {
-        const std::int64_t p = oh * out_w_ + ow;
-        if (p_lo < 0) p_lo = p;
-        p_hi = p + count;
-        for (std::int64_t o = 0; o < outputs_; ++o) {
-          const float* src = tile + o * tile_cols_ + (v - v0);
-          float* dst = y + o * pixels + p;
-          if (bias) {
-            const float b = bias[g * outputs_ + o];
-            for (std::int64_t t = 0; t < count; ++t) dst[t] = src[t] + b;
-          } else {
-            std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
-          }
-        }
-      }
-      v = run_end;
+      const std::int64_t row_end = std::min(v1, (oh + 1) * padded_w_);
+      const std::int64_t n = std::min(row_end - v, std::max<std::int64_t>(out_w_ - ow, 0));
+      if (n > 0) segments[count++] = {v - v0, n, oh * out_w_ + ow};
+      v = row_end;
     }
-    if (epilogue_ && p_lo >= 0) epilogue_->eval(ctx, first_row, first_row + outputs_, p_lo, p_hi, thread);
+    return count;
+  }
+
+  /// The output pixels [p0, p1) that virtual pixels [v0, v1) cover (empty if none).
+  std::pair<std::int64_t, std::int64_t> output_pixels(std::int64_t v0, std::int64_t v1) const {
+    const auto to_pixel = [&](std::int64_t v) {  // the first output pixel at or after v
+      const std::int64_t oh = v / padded_w_, ow = v % padded_w_;
+      return ow < out_w_ ? oh * out_w_ + ow : (oh + 1) * out_w_;
+    };
+    return {to_pixel(v0), to_pixel(v1)};
+  }
+
+  /// Output rows [r, r + mr) x virtual pixels [v0, v1) of one image: sum over
+  /// k of w[g][r][k] * image[offsets[k] + v], k-block by k-block into the
+  /// tile's micro tiles; after the last k-block each micro tile is stored
+  /// (its real pixels, plus bias, relu if fused) to `out`.
+  void multiply(const float* image, std::int64_t g, std::int64_t v0, std::int64_t v1, float* tile, const float* bias,
+                float* out) const {
+    using gemm_detail::kKC;
+    const gemm_detail::Kernels& kernels = gemm_detail::kernels();
+    const Isa isa = active_isa();
+    const std::int64_t panels = (v1 - v0 + nr_ - 1) / nr_, pixels = out_h_ * out_w_;
+    const float* a = packed_weights_.data() + g * padded_rows_ * depth_;
+    if (depth_ == 0) std::fill_n(tile, padded_rows_ * tile_cols_, 0.0f);  // no input channels: sums of nothing
+    simd::ConvSegment segments[gemm_detail::kMaxNR + 1];
+    const std::int64_t k_blocks = std::max<std::int64_t>((depth_ + kKC - 1) / kKC, 1);  // one even when empty
+    for (std::int64_t block = 0; block < k_blocks; ++block) {
+      const std::int64_t k0 = block * kKC, kc = std::min(kKC, depth_ - k0);
+      const bool last = block + 1 == k_blocks;
+      for (std::int64_t q = 0; q < panels; ++q) {
+        const int count = last ? segments_of(v0 + q * nr_, std::min(v0 + (q + 1) * nr_, v1), segments) : 0;
+        for (std::int64_t r = 0; r < padded_rows_ && kc > 0; r += kernels.mr)
+          kernels.micro_gathered(kc, a + r * kc, image + v0 + q * nr_, offsets_.data() + k0,
+                                 tile + r * tile_cols_ + q * nr_, tile_cols_, k0 == 0);
+        // The panel's micro tiles, all rows at once: read back straight after
+        // its stores, a micro tile's unaligned lanes would stall on them.
+        if (last)
+          simd::store_conv_tile(isa, tile + q * nr_, tile_cols_, outputs_, segments, count, bias, relu_in_store_, out,
+                                pixels);
+      }
+      a += padded_rows_ * kc;
+    }
   }
 
   Conv2d op_;
@@ -195,6 +214,7 @@ class DirectConv2dKernel final : public Kernel {
   std::int64_t padded_h_ = 0, padded_w_ = 0, depth_ = 0, virtual_pixels_ = 0, padded_rows_ = 0;
   std::int64_t nr_ = 0, tile_cols_ = 0, image_floats_ = 0;
   std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its output tile goes
+  bool relu_in_store_ = false;   // the epilogue is one relu, applied as tiles are stored
 };
 
 }  // namespace rml::exec

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <string_view>
 
 #include "rml/exec/kernel.hpp"
 #include "rml/exec/simd_math.hpp"
@@ -168,6 +169,13 @@ class ElementwiseGroup {
   ValueId output() const { return output_; }
   const std::vector<Leaf>& leaves() const { return leaves_; }
   std::size_t scratch_bytes() const { return (leaves_.size() + instrs_.size()) * block * 4; }
+
+  /// The op's name when the group is one unary op on its one leaf (an
+  /// activation a producer can apply as it stores), else empty.
+  std::string_view activation() const {
+    return instrs_.size() == 1 && leaves_.size() == 1 && instrs_[0].args.size() == 1 ? std::string_view(instrs_[0].name)
+                                                                                      : std::string_view();
+  }
 
   std::string describe() const {
     std::ostringstream out;
