@@ -852,7 +852,7 @@ TEST_CASE("conv2d: strides, four-sided pads, dilation, groups, depthwise, bias, 
   conv_case(rng, "conv2d with the weight as an input", 2, 4, 6, 7, 5, 3, 3, conv({1, 1}, {1, 1, 1, 1}, {1, 1}, 2), true, true);
 }
 
-TEST_CASE("a stride-1 conv2d read in place from the padded image gives the packed-columns path's bits") {
+TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-shifted copies) gives the packed-columns path's bits") {
   // Constant weights take the direct kernel; the same weights as a graph input
   // take im2col + GEMM. Each output is the same fma chain either way.
   Rng rng(31);
@@ -869,7 +869,10 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image gives the packe
       {1, 40, 8, 8, 40, 1, 1, {0, 0, 0, 0}, {1, 1}, 1},     // 1x1
       {1, 300, 7, 5, 5, 3, 1, {1, 0, 1, 0}, {1, 1}, 1},     // depth over one k-block (900)
       {1, 5, 1, 1, 3, 1, 3, {2, 4, 2, 7}, {1, 5}, 1},       // the last row's wasted columns read 10 floats past the image (fuzz_op)
+      {1, 8, 128, 10, 12, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},   // many outputs: read from column-shifted copies
+      {2, 4, 96, 9, 10, 3, 3, {2, 3, 2, 1}, {2, 2}, 1},     // shifted copies, dilated, lopsided pads
   };
+  int shifted = 0;
   for (const Case& c : cases) {
     Conv2d op;
     op.pads = c.pads;
@@ -891,6 +894,7 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image gives the packe
         const Executor executor(model, {threads, true});
         const bool direct = executor.describe().find("conv2d direct") != std::string::npos;
         CHECK(direct == !weight_input);
+        shifted += executor.describe().find("column-shifted copies") != std::string::npos;
         TensorMap out = executor.run(inputs);
         if (threads == 1) results[weight_input] = out;
         CHECK(std::memcmp(out.at("y").raw(), results[weight_input].at("y").raw(), out.at("y").bytes()) == 0);
@@ -899,6 +903,7 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image gives the packe
     CAPTURE(to_string(Shape{c.n, c.c, c.h, c.w}));
     CHECK(std::memcmp(results[0].at("y").raw(), results[1].at("y").raw(), results[0].at("y").bytes()) == 0);
   }
+  CHECK(shifted == 4);  // the last two cases, at 1 and 2 threads
 }
 
 TEST_CASE("a depthwise conv2d gives the bits of one single-channel conv per channel") {

@@ -17082,19 +17082,23 @@ class DepthwiseConv2dKernel final : public Kernel {
 // Stride-1 conv2d with constant weights, without im2col.
 //
 // The input is copied once per run into a zero-padded image [C/g, Hp, Wp].
-// On that image, output pixel (oh, ow) under tap (c, i, j) reads element
-// c*Hp*Wp + (oh + i*dh)*Wp + ow + j*dw: for a fixed tap, consecutive
-// "virtual pixels" v = oh*Wp + ow read consecutive floats, across output rows
-// too. So the GEMM micro-kernel reads its B rows straight from the padded
-// image at per-tap offsets (gemm_detail::Kernels::micro_gathered): no column
-// matrix is built or packed. Virtual pixels with ow >= W' (the Wp - W' columns
-// where a window would run off the row) are computed and dropped, so the
-// waste is (kw-1)*dw of every Wp columns.
+// On it, output pixel (oh, ow) under tap (c, i, j) reads element
+// (c*Hp + oh + i*dh)*Wp + ow + j*dw: for a fixed tap, consecutive "virtual
+// pixels" v = oh*Wp + ow read consecutive floats, across output rows too. So
+// the GEMM micro-kernel reads its B rows straight from the image at per-tap
+// offsets (gemm_detail::Kernels::micro_gathered): no column matrix is built or
+// packed. But the virtual pixels with ow >= W', where a window runs off the
+// row, are computed and dropped: (kw-1)*dw of every Wp (7 % of a 3x3 conv over
+// 28 columns, 12.5 % over 14). So where they are small (kShiftedCopiesFloats),
+// the image is instead copied kw times, copy j holding padded columns j*dw ..
+// j*dw + W' - 1 ([kw, C/g, Hp, W']), tap (c, i, j) reads copy j, and every
+// virtual pixel is an output pixel. Larger copies would leave L2, and the
+// copying would cost more than the waste (bench unet's 96-channel 32x32 conv).
 //
-// Each micro tile, once its last k-block is in, goes straight from L1 to the
-// output, its real pixels only, plus the bias and through a relu epilogue in
-// the same vectors (simd::store_conv_tile); any other epilogue group runs over
-// the task's output pixels after its tiles are stored.
+// Each panel of micro tiles, once its last k-block is in, goes from L1 to the
+// output's real pixels, plus the bias and through a relu epilogue in the same
+// vectors (simd::store_conv_tile); any other epilogue group runs over the
+// task's output pixels after its tiles are stored.
 //
 // Each output element is the same fma chain over (c, i, j) in order, then
 // + bias, as the im2col path computes: the two give the same bits.
@@ -17113,6 +17117,13 @@ class DirectConv2dKernel final : public Kernel {
  public:
   /// Floats of a task's output tile (rows x virtual pixels, 128 KiB): it stays in L2.
   static constexpr std::int64_t tile_floats = 32 * 1024;
+
+  /// Floats of an image's kw shifted copies at most (256 KiB): more would leave L2.
+  static constexpr std::int64_t kShiftedCopiesFloats = 64 * 1024;
+  /// Multiply-adds one more copied float must save: a vector fma does 16 or
+  /// 32 a cycle, copying short rows takes about a cycle a float (measured:
+  /// the bench cnn's 32-output conv over 14 columns was slower with copies).
+  static constexpr std::int64_t kFmasPerCopiedFloat = 32;
 
   /// Stride 1 and constant weights, and a padded image not much larger than the
   /// input and output planes: padding far wider than the window is valid (most of
@@ -17138,20 +17149,24 @@ class DirectConv2dKernel final : public Kernel {
     out_h_ = y_shape[2];
     out_w_ = y_shape[3];
     padded_h_ = height_ + op.pads[0] + op.pads[2];
-    padded_w_ = width_ + op.pads[1] + op.pads[3];
-    const std::int64_t kh = w_shape[2], kw = w_shape[3];
+    const std::int64_t kh = w_shape[2], kw = w_shape[3], dw = op.dilations[1];
+    const std::int64_t padded_w = width_ + op.pads[1] + op.pads[3];
+    copies_ = shifted_copies_pay(kw, kh, padded_w) ? kw : 1;
+    row_w_ = copies_ > 1 ? out_w_ : padded_w;
     depth_ = channels_ * kh * kw;
-    virtual_pixels_ = out_h_ * padded_w_;
+    virtual_pixels_ = out_h_ * row_w_;
     const std::int64_t mr = gemm_detail::kernels().mr;
     nr_ = gemm_detail::kernels().nr;
-    // Zeros after the image for what the last row's virtual pixels read past it: the
-    // wasted columns reach (kw-1)*dw beyond the row, and the last panel up to nr more.
-    image_floats_ = channels_ * padded_h_ * padded_w_ + (kw - 1) * op.dilations[1] + nr_;
+    // Zeros after the image for what the last row's virtual pixels read past it: in one
+    // image the wasted columns reach (kw-1)*dw beyond the row; the last panel up to nr more.
+    image_floats_ = copies_ * channels_ * padded_h_ * row_w_ + (copies_ > 1 ? 0 : (kw - 1) * dw) + nr_;
     shared_scratch_bytes = align_up(static_cast<std::size_t>(batch_ * op.groups * image_floats_) * sizeof(float));
     for (std::int64_t c = 0; c < channels_; ++c)
       for (std::int64_t i = 0; i < kh; ++i)
-        for (std::int64_t j = 0; j < kw; ++j)
-          offsets_.push_back((c * padded_h_ + i * op.dilations[0]) * padded_w_ + j * op.dilations[1]);
+        for (std::int64_t j = 0; j < kw; ++j) {
+          const std::int64_t copy = copies_ > 1 ? j : 0, column = copies_ > 1 ? 0 : j * dw;
+          offsets_.push_back(((copy * channels_ + c) * padded_h_ + i * op.dilations[0]) * row_w_ + column);
+        }
     // Weights: per group, per k-block, mr-row micro-panels (rows past O/g zero).
     padded_rows_ = (outputs_ + mr - 1) / mr * mr;
     packed_weights_.resize(static_cast<std::size_t>(op.groups * padded_rows_ * depth_));
@@ -17205,8 +17220,9 @@ class DirectConv2dKernel final : public Kernel {
 
   std::string describe() const override {
     std::string text = detail::concat("conv2d direct (", outputs_, "x", depth_, " @ ", depth_, "x", virtual_pixels_,
-                                      " read in place from the padded image", op_.groups > 1 ? ", per group" : "",
-                                      "), weights prepacked");
+                                      " read in place from ",
+                                      copies_ > 1 ? detail::concat(copies_, " column-shifted copies of ") : "",
+                                      "the padded image", op_.groups > 1 ? ", per group" : "", "), weights prepacked");
     if (bias_) text += " + bias";
     if (relu_in_store_) text += ", relu as it stores";
     else if (epilogue_) text += ", epilogue: " + epilogue_->describe();
@@ -17214,23 +17230,41 @@ class DirectConv2dKernel final : public Kernel {
   }
 
  private:
-  /// Copies one image's C/g planes into the zero-padded layout (and zeroes the slack).
-  void pad_image(const float* input, float* padded) const {
-    const std::int64_t top = op_.pads[0], left = op_.pads[1];
-    std::fill_n(padded, image_floats_, 0.0f);
-    for (std::int64_t c = 0; c < channels_; ++c)
-      for (std::int64_t h = 0; h < height_; ++h)
-        std::memcpy(padded + (c * padded_h_ + top + h) * padded_w_ + left, input + (c * height_ + h) * width_,
-                    static_cast<std::size_t>(width_) * sizeof(float));
+  /// Whether kw shifted copies pay: they fit in L2, and the wasted columns'
+  /// multiply-adds they save outweigh writing kw - 1 more copies.
+  bool shifted_copies_pay(std::int64_t kw, std::int64_t kh, std::int64_t padded_w) const {
+    const std::int64_t plane = saturating_mul(padded_h_, out_w_);
+    if (kw < 2 || saturating_mul(saturating_mul(kw, channels_), plane) > kShiftedCopiesFloats) return false;
+    const std::int64_t saved = (padded_w - out_w_) * out_h_ * outputs_ * channels_ * kh * kw;
+    return saved >= kFmasPerCopiedFloat * (kw - 1) * channels_ * plane;
   }
 
-  /// Output pixels [v0, v1) of an image's virtual pixels: up to W' of each
-  /// output row's Wp, at oh * W' + ow. Returns how many segments it wrote.
+  /// Copies one image's C/g planes into its padded image (or its shifted
+  /// copies), and zeroes the padding and the slack.
+  void pad_image(const float* input, float* image) const {
+    const std::int64_t top = op_.pads[0], plane = padded_h_ * row_w_;
+    std::fill_n(image, image_floats_, 0.0f);
+    for (std::int64_t j = 0; j < copies_; ++j) {
+      // Copy j's column w is padded column w + j*dw: input column w + shift, where inside [first, last).
+      const std::int64_t shift = j * op_.dilations[1] - op_.pads[1];
+      const std::int64_t first = std::clamp<std::int64_t>(-shift, 0, row_w_);
+      const std::int64_t last = std::clamp<std::int64_t>(width_ - shift, first, row_w_);
+      if (first == last) continue;
+      for (std::int64_t c = 0; c < channels_; ++c)
+        for (std::int64_t h = 0; h < height_; ++h)
+          std::memcpy(image + (j * channels_ + c) * plane + (top + h) * row_w_ + first,
+                      input + (c * height_ + h) * width_ + first + shift,
+                      static_cast<std::size_t>(last - first) * sizeof(float));
+    }
+  }
+
+  /// The output pixels of virtual pixels [v0, v1): up to W' of each output
+  /// row's row_w_, at oh * W' + ow. Returns how many segments it wrote.
   int segments_of(std::int64_t v0, std::int64_t v1, simd::ConvSegment* segments) const {
     int count = 0;
     for (std::int64_t v = v0; v < v1;) {
-      const std::int64_t oh = v / padded_w_, ow = v % padded_w_;
-      const std::int64_t row_end = std::min(v1, (oh + 1) * padded_w_);
+      const std::int64_t oh = v / row_w_, ow = v % row_w_;
+      const std::int64_t row_end = std::min(v1, (oh + 1) * row_w_);
       const std::int64_t n = std::min(row_end - v, std::max<std::int64_t>(out_w_ - ow, 0));
       if (n > 0) segments[count++] = {v - v0, n, oh * out_w_ + ow};
       v = row_end;
@@ -17241,39 +17275,39 @@ class DirectConv2dKernel final : public Kernel {
   /// The output pixels [p0, p1) that virtual pixels [v0, v1) cover (empty if none).
   std::pair<std::int64_t, std::int64_t> output_pixels(std::int64_t v0, std::int64_t v1) const {
     const auto to_pixel = [&](std::int64_t v) {  // the first output pixel at or after v
-      const std::int64_t oh = v / padded_w_, ow = v % padded_w_;
+      const std::int64_t oh = v / row_w_, ow = v % row_w_;
       return ow < out_w_ ? oh * out_w_ + ow : (oh + 1) * out_w_;
     };
     return {to_pixel(v0), to_pixel(v1)};
   }
 
-  /// Output rows [r, r + mr) x virtual pixels [v0, v1) of one image: sum over
-  /// k of w[g][r][k] * image[offsets[k] + v], k-block by k-block into the
-  /// tile's micro tiles; after the last k-block each micro tile is stored
-  /// (its real pixels, plus bias, relu if fused) to `out`.
+  /// Output channels x virtual pixels [v0, v1) of one image: sum over k of
+  /// w[g][o][k] * image[offsets[k] + v], k-block by k-block into the tile's
+  /// micro tiles; after the last k-block each panel's real pixels are stored
+  /// (plus bias, relu if fused) to `out`.
   void multiply(const float* image, std::int64_t g, std::int64_t v0, std::int64_t v1, float* tile, const float* bias,
                 float* out) const {
     using gemm_detail::kKC;
     const gemm_detail::Kernels& kernels = gemm_detail::kernels();
     const Isa isa = active_isa();
-    const std::int64_t panels = (v1 - v0 + nr_ - 1) / nr_, pixels = out_h_ * out_w_;
+    const std::int64_t panels = (v1 - v0 + nr_ - 1) / nr_;
     const float* a = packed_weights_.data() + g * padded_rows_ * depth_;
     if (depth_ == 0) std::fill_n(tile, padded_rows_ * tile_cols_, 0.0f);  // no input channels: sums of nothing
-    simd::ConvSegment segments[gemm_detail::kMaxNR + 1];
+    simd::ConvSegment segments[gemm_detail::kMaxNR + 1];                   // a panel spans at most nr rows
     const std::int64_t k_blocks = std::max<std::int64_t>((depth_ + kKC - 1) / kKC, 1);  // one even when empty
     for (std::int64_t block = 0; block < k_blocks; ++block) {
       const std::int64_t k0 = block * kKC, kc = std::min(kKC, depth_ - k0);
-      const bool last = block + 1 == k_blocks;
       for (std::int64_t q = 0; q < panels; ++q) {
-        const int count = last ? segments_of(v0 + q * nr_, std::min(v0 + (q + 1) * nr_, v1), segments) : 0;
         for (std::int64_t r = 0; r < padded_rows_ && kc > 0; r += kernels.mr)
           kernels.micro_gathered(kc, a + r * kc, image + v0 + q * nr_, offsets_.data() + k0,
                                  tile + r * tile_cols_ + q * nr_, tile_cols_, k0 == 0);
         // The panel's micro tiles, all rows at once: read back straight after
         // its stores, a micro tile's unaligned lanes would stall on them.
-        if (last)
+        if (block + 1 == k_blocks) {
+          const int count = segments_of(v0 + q * nr_, std::min(v0 + (q + 1) * nr_, v1), segments);
           simd::store_conv_tile(isa, tile + q * nr_, tile_cols_, outputs_, segments, count, bias, relu_in_store_, out,
-                                pixels);
+                                out_h_ * out_w_);
+        }
       }
       a += padded_rows_ * kc;
     }
@@ -17285,9 +17319,10 @@ class DirectConv2dKernel final : public Kernel {
   ValueId product_;
   std::optional<ElementwiseGroup> epilogue_;
   std::vector<float> packed_weights_;    // per group, per k-block, mr-row panels
-  std::vector<std::int64_t> offsets_;    // per tap (c, i, j): where its row starts in a padded image
+  std::vector<std::int64_t> offsets_;    // per tap (c, i, j): where its row starts in the image (or copies)
   std::int64_t batch_ = 0, channels_ = 0, height_ = 0, width_ = 0, outputs_ = 0, out_h_ = 0, out_w_ = 0;
-  std::int64_t padded_h_ = 0, padded_w_ = 0, depth_ = 0, virtual_pixels_ = 0, padded_rows_ = 0;
+  std::int64_t padded_h_ = 0, depth_ = 0, virtual_pixels_ = 0, padded_rows_ = 0;
+  std::int64_t copies_ = 1, row_w_ = 0;  // kw shifted copies W' wide, or one padded image Wp wide
   std::int64_t nr_ = 0, tile_cols_ = 0, image_floats_ = 0;
   std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its output tile goes
   bool relu_in_store_ = false;   // the epilogue is one relu, applied as tiles are stored
