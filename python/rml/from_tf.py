@@ -9,8 +9,8 @@ whose data inputs are all constant runs in TensorFlow itself and becomes a
 constant (so Fill, Range, Pack of constants and friends fold with TensorFlow's
 own semantics), and Shape, Size and ZerosLike of a lowered tensor are read from
 its static shape. NHWC convolutions and pools become transpose + NCHW op +
-transpose, with SAME padding required to be symmetric and EXPLICIT padding
-equal on every side.
+transpose, with SAME padding as TensorFlow splits it (the odd pixel after)
+and EXPLICIT padding per side.
 Every lowered value's shape is checked against the shape TensorFlow recorded.
 A TensorFlow op with no lowering raises `ExportError` naming it: there is no
 fallback.
@@ -535,12 +535,9 @@ def padding(L, in_hw, kernel_hw, strides, dilations) -> list[int]:
         return [0, 0, 0, 0]
     if mode == "SAME":
         pads = []
-        for name, size, k, s, d in zip(("height", "width"), in_hw, kernel_hw, strides, dilations):
+        for size, k, s, d in zip(in_hw, kernel_hw, strides, dilations):
             total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
-            if total % 2:
-                raise ExportError(f"SAME padding is asymmetric on the {name} axis (total {total}: {total // 2} "
-                                  f"before, {total - total // 2} after); only symmetric padding is lowered")
-            pads.append((total // 2, total // 2))
+            pads.append((total // 2, total - total // 2))  # an odd total puts the extra pixel after
         return rml_pads(pads)
     if mode == "EXPLICIT":
         explicit = L.attr("explicit_paddings")
@@ -548,8 +545,8 @@ def padding(L, in_hw, kernel_hw, strides, dilations) -> list[int]:
         hw_axes = (1, 2) if L.attr("data_format", "NHWC") == "NHWC" else (2, 3)
         hw = [pairs[d] for d in hw_axes]
         outer = [p for d in range(4) if d not in hw_axes for p in pairs[d]]
-        if any(outer) or len({p for pair in hw for p in pair}) != 1:
-            raise ExportError(f"EXPLICIT padding {explicit} is not equal on every side; only equal padding is lowered")
+        if any(outer):
+            raise ExportError(f"EXPLICIT padding {explicit} pads the batch or channel axis; no lowering")
         return rml_pads(hw)
     raise ExportError(f"padding {mode!r} has no lowering")
 

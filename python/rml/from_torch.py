@@ -24,7 +24,7 @@ from .lowering.base import Table, Value, output_name, shape_mismatch
 from .lowering.elementwise import clamp, convert
 from .lowering.layout import slice_axis, split, upsample_nearest
 from .lowering.nn import batch_norm, top_k
-from .lowering.windows import rml_pads
+from .lowering.windows import rml_pads, with_unit_axis
 
 aten = torch.ops.aten
 
@@ -125,6 +125,11 @@ def _where(L, cond, a, b):
 @LOWERINGS.register(aten.clamp.default)
 def _clamp(L, x, min=None, max=None):
     return clamp(L, x, min, max)
+
+
+@LOWERINGS.register(aten.hardtanh.default)
+def _hardtanh(L, x, min_val=-1.0, max_val=1.0):  # also ReLU6
+    return clamp(L, x, float(min_val), float(max_val))
 
 
 @LOWERINGS.register(aten.leaky_relu.default)
@@ -303,8 +308,12 @@ def _addmm(L, bias, a, b, beta=1, alpha=1):
 def _convolution(L, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
     if transposed:
         raise ExportError("aten.convolution with transposed=True has no lowering")
+    if L.rank(x) == 3:  # Conv1d: the 2-D convolution over a trailing unit axis, exactly
+        y = _convolution(L, with_unit_axis(L, x), with_unit_axis(L, w), bias, [*stride, 1], [*padding, 0],
+                         [*dilation, 1], transposed, output_padding, groups)
+        return L.reshape(y, L.shape(y)[:-1])
     if L.rank(x) != 4:
-        raise ExportError(f"aten.convolution on rank {L.rank(x)} input has no lowering (conv2d only)")
+        raise ExportError(f"aten.convolution on rank {L.rank(x)} input has no lowering (1-D and 2-D only)")
     pads = rml_pads(zip(padding, padding))
     inputs = [x, w] + ([bias] if bias is not None else [])
     return L.op("conv2d", inputs, {"strides": list(stride), "pads": pads, "dilations": list(dilation), "groups": groups})

@@ -6299,7 +6299,9 @@ class DirectConv2dKernel final : public Kernel {
   bool shifted_copies_pay(std::int64_t kw, std::int64_t kh, std::int64_t padded_w) const {
     const std::int64_t plane = saturating_mul(padded_h_, out_w_);
     if (kw < 2 || saturating_mul(saturating_mul(kw, channels_), plane) > kShiftedCopiesFloats) return false;
-    const std::int64_t saved = (padded_w - out_w_) * out_h_ * outputs_ * channels_ * kh * kw;
+    // Both sides saturate: a graph may declare shapes whose products overflow.
+    const std::int64_t saved = saturating_mul(saturating_mul((padded_w - out_w_) * out_h_, outputs_),
+                                              saturating_mul(channels_ * kh, kw));
     return saved >= kFmasPerCopiedFloat * (kw - 1) * channels_ * plane;
   }
 

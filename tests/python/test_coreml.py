@@ -35,7 +35,7 @@ REFUSED = {
 # Fixtures the converter refuses, and why: this unet upsamples through a rank-6
 # transpose (the torch and TF unets' rank-6 reshape and broadcast are carried in
 # rank 5, their leading axes merged).
-NOT_CONVERTIBLE = {"stablehlo_tf_unet": "node 12 (transpose) -> 'value_24': coreml: MIL tensors have rank at most 5"}
+NOT_CONVERTIBLE = {"stablehlo_tf_unet": "node 10 (transpose) -> 'value_22': coreml: MIL tensors have rank at most 5"}
 
 # MIL ops coremltools 9.0 cannot evaluate (no value inference): a program holding
 # one is checked for structure only.

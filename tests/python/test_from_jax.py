@@ -92,6 +92,11 @@ def test_convolution_in_any_layout_and_window_reductions(tmp_path):
     check(nhwc, IMAGE.transpose(0, 2, 3, 1), params={"w": w.transpose(2, 3, 1, 0)}, tmp_path=tmp_path)
     grouped = lambda p, x: lax.conv_general_dilated(x, p["w"], (1, 1), "VALID", feature_group_count=3)
     check(grouped, IMAGE, params={"w": RNG.standard_normal((6, 1, 2, 2)).astype(np.float32)})
+    # One spatial axis: the 2-D convolution over a trailing unit axis.
+    nwc = lambda p, x: lax.conv_general_dilated(x, p["w"], (2,), [(2, 1)], rhs_dilation=(2,),
+                                                dimension_numbers=("NWC", "WIO", "NWC"), feature_group_count=3)
+    check(nwc, IMAGE[:, :, 0, :].transpose(0, 2, 1), params={"w": RNG.standard_normal((3, 1, 6)).astype(np.float32)},
+          tmp_path=tmp_path)
     max_nchw = lambda p, x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, 3, 3), (1, 1, 2, 2), ((0, 0), (0, 0), (1, 1), (1, 1)))
     check(max_nchw, IMAGE, tmp_path=tmp_path)
     max_nhwc = lambda p, x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")

@@ -166,6 +166,8 @@ def test_convolution_in_any_layout(tmp_path):
     check_jax(grouped, IMAGE, params={"w": RNG.standard_normal((6, 1, 2, 2)).astype(np.float32)})
     kernel = tf.constant(w.transpose(2, 3, 1, 0))
     check_tf(lambda x: tf.nn.conv2d(x, kernel, 2, "SAME"), IMAGE.transpose(0, 2, 3, 1), tmp_path=tmp_path)
+    ncw = lambda p, x: lax.conv_general_dilated(x, p["w"], (1,), [(1, 1)], dimension_numbers=("NCH", "OIH", "NCH"))
+    check_jax(ncw, IMAGE[:, :, 0, :], params={"w": w[:, :, 0, :]}, tmp_path=tmp_path)
 
 
 # --- gather --------------------------------------------------------------------------------

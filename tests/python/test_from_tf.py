@@ -179,6 +179,12 @@ CONVOLUTIONS = {
     "Conv2D_valid_strided": lambda x: tf.nn.conv2d(x, KERNEL, 2, "VALID"),
     "Conv2D_dilated": lambda x: tf.nn.conv2d(x, KERNEL, 1, "SAME", dilations=2),
     "Conv2D_explicit": lambda x: tf.nn.conv2d(x, KERNEL, 1, [[0, 0], [2, 2], [2, 2], [0, 0]]),
+    "Conv2D_explicit_unequal": lambda x: tf.nn.conv2d(x, KERNEL, 1, [[0, 0], [1, 2], [0, 1], [0, 0]]),
+    # SAME with an odd total padding: TensorFlow puts the extra pixel after (bottom, right).
+    "Conv2D_same_asymmetric": lambda x: tf.nn.conv2d(x, KERNEL[:2, :2], 1, "SAME"),
+    "Conv2D_same_strided_asymmetric": lambda x: tf.nn.conv2d(x, KERNEL[:2, :2], 2, "SAME"),
+    "MaxPool_same_asymmetric": lambda x: tf.nn.max_pool2d(x, 2, 2, "SAME"),
+    "AvgPool_same_asymmetric": lambda x: tf.nn.avg_pool2d(x, 2, 2, "SAME"),
     "Conv2D_grouped": lambda x: tf.nn.conv2d(x, KERNEL[:, :, :2], 1, "SAME"),
     "DepthwiseConv2dNative": lambda x: tf.nn.depthwise_conv2d(x, DEPTHWISE, [1, 1, 1, 1], "SAME"),
     "MaxPool_valid": lambda x: tf.nn.max_pool2d(x, 2, 2, "VALID"),
@@ -200,18 +206,6 @@ def test_nchw_bias_and_batch_norm(tmp_path):
     fn = lambda x: tf.compat.v1.nn.fused_batch_norm(  # noqa: E731
         x, SCALE, OFFSET, MEAN, VARIANCE, is_training=False, data_format="NCHW")[0]
     check(fn, NCHW, tmp_path=tmp_path, op_type="FusedBatchNormV3")
-
-
-def test_asymmetric_same_padding_fails_by_name():
-    with pytest.raises(rml.ExportError, match=r"'Conv2D'.*SAME padding is asymmetric on the height axis"):
-        export(lambda x: tf.nn.conv2d(x, f32(2, 2, 4, 3), 1, "SAME"), (IMAGE,))
-    with pytest.raises(rml.ExportError, match=r"'MaxPool'.*SAME padding is asymmetric"):
-        export(lambda x: tf.nn.max_pool2d(x, 2, 2, "SAME"), (IMAGE,))
-
-
-def test_unequal_explicit_padding_fails_by_name():
-    with pytest.raises(rml.ExportError, match=r"'Conv2D'.*EXPLICIT padding .* is not equal on every side"):
-        export(lambda x: tf.nn.conv2d(x, KERNEL, 1, [[0, 0], [1, 2], [1, 1], [0, 0]]), (IMAGE,))
 
 
 def test_an_unsupported_tf_op_fails_by_name():

@@ -142,24 +142,44 @@ def test_constant_subgraphs_fold_in_torch():
     assert builder.node_count == 1
 
 
+class BasicBlock(torch.nn.Module):
+    """torchvision's ResNet basic block, with non-trivial running statistics."""
+
+    def __init__(self, channels=4):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(channels)
+        self.conv2 = torch.nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(channels)
+        for bn in (self.bn1, self.bn2):
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(y)) + x)
+
+
 def test_resnet_block_beyond_the_zoo(tmp_path):
-    class BasicBlock(torch.nn.Module):
-        def __init__(self, channels=4):
-            super().__init__()
-            self.conv1 = torch.nn.Conv2d(channels, channels, 3, padding=1, bias=False)
-            self.bn1 = torch.nn.BatchNorm2d(channels)
-            self.conv2 = torch.nn.Conv2d(channels, channels, 3, padding=1, bias=False)
-            self.bn2 = torch.nn.BatchNorm2d(channels)
+    check(BasicBlock(), torch.randn(2, 4, 6, 6), tmp_path=tmp_path)
 
-        def forward(self, x):
-            y = torch.relu(self.bn1(self.conv1(x)))
-            return torch.relu(self.bn2(self.conv2(y)) + x)
 
-    block = BasicBlock()
-    for bn in (block.bn1, block.bn2):  # non-trivial running statistics
-        bn.running_mean.uniform_(-0.5, 0.5)
-        bn.running_var.uniform_(0.5, 2.0)
-    check(block, torch.randn(2, 4, 6, 6), tmp_path=tmp_path)
+def test_batch_norm_folds_into_the_conv(tmp_path):
+    # Each batch norm (a per-channel multiply and add) goes into its conv's
+    # weights and bias: left are the two convs, the residual add, two relus.
+    check(BasicBlock(), torch.randn(2, 4, 6, 6), tmp_path=tmp_path)
+    counts = rml.load(str(tmp_path / "m.json")).op_counts
+    assert counts == {"conv2d": 2, "relu": 2, "add": 1}, counts
+
+
+def test_conv1d_is_a_2d_conv_over_a_unit_axis_and_relu6_a_clamp(tmp_path):
+    model = torch.nn.Sequential(
+        torch.nn.Conv1d(3, 6, 3, padding=1), torch.nn.ReLU6(),
+        torch.nn.Conv1d(6, 4, 5, stride=2, dilation=2, padding=3, groups=2, bias=False), torch.nn.Hardtanh(-0.5, 2.0))
+    builder = check(model, 3 * torch.randn(2, 3, 17), tmp_path=tmp_path)
+    counts = rml.load(str(tmp_path / "m.json")).op_counts
+    assert counts["conv2d"] == 2 and counts["maximum"] == 2 and counts["minimum"] == 2, counts
+    assert builder.node_count > 0
 
 
 def test_transformer_encoder_layer_beyond_the_zoo(tmp_path):

@@ -11,6 +11,7 @@
 #include "rml/passes/drop_implicit_broadcasts.hpp"
 #include "rml/passes/eliminate_common_subexpressions.hpp"
 #include "rml/passes/eliminate_dead_code.hpp"
+#include "rml/passes/fold_batch_norm.hpp"
 #include "rml/passes/fuse_attention.hpp"
 #include "rml/passes/fuse_gelu.hpp"
 #include "rml/passes/fuse_layer_norm.hpp"
@@ -46,7 +47,7 @@ struct PassList {
 
 /// In the order a round runs them.
 using All = PassList<SimplifyShapeOps, SinkTransposes, DropImplicitBroadcasts, ShrinkBroadcastConstants,
-                     UnbatchMatmulWeights, HoistStepProjections, FuseReductions, FuseAttention,
+                     FoldBatchNorm, UnbatchMatmulWeights, HoistStepProjections, FuseReductions, FuseAttention,
                      EliminateCommonSubexpressions, FuseLayerNorm, FuseGelu, RecogniseElementwiseFunctions,
                      ShareIdenticalConstants, EliminateDeadCode>;
 

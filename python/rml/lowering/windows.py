@@ -30,13 +30,25 @@ def in_nchw(L: Lowering, x, layout, lower: Callable, result_layout=None) -> Valu
     return L.transpose(y, _inverse(layout if result_layout is None else result_layout))
 
 
+def with_unit_axis(L: Lowering, x) -> Value:
+    """x with a trailing axis of size 1: a 1-D window's second spatial axis."""
+    return L.reshape(x, [*L.shape(x), 1])
+
+
 def convolution(L: Lowering, x, w, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                 feature_group_count, batch_group_count) -> Value:
-    """A 2-D convolution as XLA states one (conv_general_dilated): `padding` holds a
+    """A 1-D or 2-D convolution as XLA states one (conv_general_dilated): `padding` holds a
     (before, after) pair per spatial axis; `dimension_numbers` the (N, C, H, W) axes of
-    x, the (O, I, H, W) axes of w and the (N, C, H, W) axes of the result."""
+    x, the (O, I, H, W) axes of w and the (N, C, H, W) axes of the result. A 1-D
+    convolution is the 2-D one over a trailing unit axis (exactly: the unit axis adds
+    no terms), which the executor runs without waste (its rows are one pixel wide)."""
+    if len(window_strides) == 1:
+        unit = [(tuple(spec) + (3,)) for spec in dimension_numbers]  # the new axis is W everywhere
+        y = convolution(L, with_unit_axis(L, x), with_unit_axis(L, w), [*window_strides, 1], [*padding, (0, 0)],
+                        [*lhs_dilation, 1], [*rhs_dilation, 1], unit, feature_group_count, batch_group_count)
+        return L.reshape(y, L.shape(y)[:-1])
     if len(window_strides) != 2:
-        raise ExportError(f"conv_general_dilated with {len(window_strides)} spatial axes has no lowering (2-D only)")
+        raise ExportError(f"conv_general_dilated with {len(window_strides)} spatial axes has no lowering (1-D and 2-D only)")
     if any(d != 1 for d in lhs_dilation):
         raise ExportError("conv_general_dilated with lhs_dilation (a transposed convolution) has no lowering")
     if batch_group_count != 1:
