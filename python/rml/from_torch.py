@@ -308,10 +308,10 @@ def _addmm(L, bias, a, b, beta=1, alpha=1):
 def _convolution(L, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
     if transposed:
         raise ExportError("aten.convolution with transposed=True has no lowering")
-    if L.rank(x) == 3:  # Conv1d: the 2-D convolution over a trailing unit axis, exactly
-        y = _convolution(L, with_unit_axis(L, x), with_unit_axis(L, w), bias, [*stride, 1], [*padding, 0],
-                         [*dilation, 1], transposed, output_padding, groups)
-        return L.reshape(y, L.shape(y)[:-1])
+    if L.rank(x) == 3:  # Conv1d: the 2-D convolution over (N, C, 1, L), exactly
+        y = _convolution(L, with_unit_axis(L, x, 2), with_unit_axis(L, w, 2), bias, [1, *stride], [0, *padding],
+                         [1, *dilation], transposed, output_padding, groups)
+        return L.reshape(y, L.shape(y)[:2] + L.shape(y)[3:])
     if L.rank(x) != 4:
         raise ExportError(f"aten.convolution on rank {L.rank(x)} input has no lowering (1-D and 2-D only)")
     pads = rml_pads(zip(padding, padding))

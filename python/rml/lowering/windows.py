@@ -30,9 +30,18 @@ def in_nchw(L: Lowering, x, layout, lower: Callable, result_layout=None) -> Valu
     return L.transpose(y, _inverse(layout if result_layout is None else result_layout))
 
 
-def with_unit_axis(L: Lowering, x) -> Value:
-    """x with a trailing axis of size 1: a 1-D window's second spatial axis."""
-    return L.reshape(x, [*L.shape(x), 1])
+def with_unit_axis(L: Lowering, x, axis: int) -> Value:
+    """x with an axis of size 1 inserted before `axis`: a 1-D window's other spatial
+    axis, put first so that the window runs along W, the executor's rows."""
+    shape = L.shape(x)
+    return L.reshape(x, [*shape[:axis], 1, *shape[axis:]])
+
+
+def _with_unit_height(spec) -> tuple:
+    """The (N, C, H, W) axes of a 1-D layout (N, C, S) once a unit axis is inserted
+    before S: the unit axis is H, S (moved up by one) is W."""
+    n, c, s = spec
+    return (n + (n >= s), c + (c >= s), s, s + 1)
 
 
 def convolution(L: Lowering, x, w, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
@@ -40,13 +49,16 @@ def convolution(L: Lowering, x, w, window_strides, padding, lhs_dilation, rhs_di
     """A 1-D or 2-D convolution as XLA states one (conv_general_dilated): `padding` holds a
     (before, after) pair per spatial axis; `dimension_numbers` the (N, C, H, W) axes of
     x, the (O, I, H, W) axes of w and the (N, C, H, W) axes of the result. A 1-D
-    convolution is the 2-D one over a trailing unit axis (exactly: the unit axis adds
-    no terms), which the executor runs without waste (its rows are one pixel wide)."""
+    convolution is the 2-D one with a unit H axis before its spatial axis (exactly: the
+    unit axis adds no terms), so the window runs along the executor's rows."""
     if len(window_strides) == 1:
-        unit = [(tuple(spec) + (3,)) for spec in dimension_numbers]  # the new axis is W everywhere
-        y = convolution(L, with_unit_axis(L, x), with_unit_axis(L, w), [*window_strides, 1], [*padding, (0, 0)],
-                        [*lhs_dilation, 1], [*rhs_dilation, 1], unit, feature_group_count, batch_group_count)
-        return L.reshape(y, L.shape(y)[:-1])
+        spatial = [spec[2] for spec in dimension_numbers]
+        unit = [_with_unit_height(spec) for spec in dimension_numbers]
+        y = convolution(L, with_unit_axis(L, x, spatial[0]), with_unit_axis(L, w, spatial[1]), [1, *window_strides],
+                        [(0, 0), *padding], [1, *lhs_dilation], [1, *rhs_dilation], unit, feature_group_count,
+                        batch_group_count)
+        shape = L.shape(y)
+        return L.reshape(y, shape[:spatial[2]] + shape[spatial[2] + 1:])
     if len(window_strides) != 2:
         raise ExportError(f"conv_general_dilated with {len(window_strides)} spatial axes has no lowering (1-D and 2-D only)")
     if any(d != 1 for d in lhs_dilation):
