@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import aten_coverage
 from exporter_lowerings import (Analysis, CallSite, FACTS, Function, Known, Opaque, Source, describe, is_sink,
                                 scope_nodes, sink_arguments)
 
@@ -231,9 +232,12 @@ def render(analysis: Analysis | None = None) -> str:
     parts = [INTRO]
     for exporter in EXPORTERS:
         rows = exporter_rows(exporter, analysis)
+        if exporter.kind == "ATen overload":
+            aten_lowered = {op for op, ops in rows.items()}
         parts.append(f"\n## {exporter.title} (`{exporter.path}`)\n\n{len(rows)} entries.\n\n"
                      f"| {exporter.kind} | rml ops |\n| --- | --- |\n")
         parts.append("".join(f"| `{op}` | {ops} |\n" for op, ops in sorted(rows.items())))
+    parts.append(aten_coverage.render(aten_lowered))
     return "".join(parts)
 
 

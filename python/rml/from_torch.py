@@ -21,12 +21,22 @@ import torch
 from ._rml import Builder, ExportError
 from .lowering import base
 from .lowering.base import Table, Value, output_name, shape_mismatch
-from .lowering.elementwise import clamp, convert
+from .lowering.elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, clamp, convert, cosh, expm1,
+                                   log1p, log_base, sinh, tan)
+from .lowering.index import (descending_key, diagonal, extreme_along, flip, gather_along, move_axis_last,
+                             scatter_by_map, tile)
 from .lowering.layout import slice_axis, split, upsample_nearest
-from .lowering.nn import batch_norm, top_k
+from .lowering.nn import batch_norm, group_norm, log_softmax, normalize_over, product, top_k, variance
+from .lowering.resize import adaptive_avg_pool, pad_edges, resize_bilinear, resize_nearest
+from .lowering.rounding import ceil, floor, round_half_even, sign, trunc
 from .lowering.windows import rml_pads, with_unit_axis
 
 aten = torch.ops.aten
+
+# Never folded into a constant: each run would draw new numbers.
+RANDOM = {aten.rand.default, aten.randn.default, aten.randperm.default, aten.bernoulli.default,
+          aten.bernoulli.p, aten.normal.Tensor_float, aten.uniform.default, aten.randint.default,
+          aten.randint.low}
 
 # Kept whole instead of decomposed.
 KEEP = (aten.scaled_dot_product_attention.default, aten.upsample_nearest2d.vec)
@@ -258,16 +268,12 @@ def _index_select(L, x, dim, index):
 
 @LOWERINGS.register(aten.upsample_nearest2d.vec)
 def _upsample_nearest(L, x, output_size, scale_factors):
-    n, c, h, w = L.shape(x)
-    if output_size is not None:
-        fh, fw = output_size[0] // h, output_size[1] // w
-        if fh * h != output_size[0] or fw * w != output_size[1]:
-            raise ExportError("aten.upsample_nearest2d needs an integer scale factor")
-    else:
-        fh, fw = (int(s) for s in scale_factors)
-        if (fh, fw) != tuple(scale_factors):
-            raise ExportError("aten.upsample_nearest2d needs an integer scale factor")
-    return upsample_nearest(L, x, fh, fw)
+    """Integer factors as a broadcast (no index reads); any other size as two gathers."""
+    _, _, h, w = L.shape(x)
+    out_h, out_w, scales = _resized(L, x, output_size, scale_factors)
+    if out_h % h == 0 and out_w % w == 0 and all(s is None or s == int(s) for s in scales):
+        return upsample_nearest(L, x, out_h // h, out_w // w)
+    return resize_nearest(L, x, out_h, out_w, scales)
 
 
 # --- reductions, linear algebra, nn -------------------------------------------------
@@ -341,8 +347,25 @@ def _avg_pool(L, x, kernel, stride=(), padding=(0,), ceil_mode=False, count_incl
     if ceil_mode or divisor_override is not None:
         raise ExportError("aten.avg_pool2d with ceil_mode or divisor_override has no lowering")
     kernel, stride, pads = _pool_window(kernel, stride, padding)
-    return L.op("avg_pool2d", [x], {"kernel": kernel, "strides": stride, "pads": pads,
-                                     "count_include_pad": bool(count_include_pad)})
+    attrs = {"kernel": kernel, "strides": stride, "pads": pads, "count_include_pad": bool(count_include_pad)}
+    if L.rank(x) == 3:  # unbatched (C, H, W)
+        y = L.op("avg_pool2d", [L.reshape(x, [1, *L.shape(x)])], attrs)
+        return L.reshape(y, L.shape(y)[1:])
+    return L.op("avg_pool2d", [x], attrs)
+
+
+@LOWERINGS.register(aten.avg_pool1d.default)
+def _avg_pool1d(L, x, kernel, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True):
+    """avg_pool2d over (N, C, 1, L)."""
+    shape = list(L.shape(x))
+    image = L.reshape(x, ([1] if len(shape) == 2 else []) + shape[:-1] + [1, shape[-1]])
+    y = _avg_pool(L, image, [1, *kernel], [1, *(stride or kernel)], [0, *padding], ceil_mode, count_include_pad)
+    return L.reshape(y, shape[:-1] + [L.shape(y)[-1]])
+
+
+@LOWERINGS.register(aten.adaptive_avg_pool1d.default)
+def _adaptive_avg_pool1d(L, x, output_size):
+    return adaptive_avg_pool(L, x, list(output_size))
 
 
 @LOWERINGS.register(aten._softmax.default)
@@ -406,6 +429,425 @@ def _getitem(L, items, index):
     if item is None:
         raise ExportError(f"output {index} of a multi-output op is not lowered")
     return item
+
+
+# --- the rest of core ATen: recipes from rml.lowering ------------------------------
+def _meta_dtype(L, position: int):
+    """The torch dtype of the current node's argument at `position`, as traced."""
+    arg = L.node.args[position] if position < len(L.node.args) else None
+    val = getattr(arg, "meta", {}).get("val")
+    return getattr(val, "dtype", None)
+
+
+def _as_bool(L, x) -> Value:
+    return convert(L, L.value(x), "bool")
+
+
+@LOWERINGS.register(aten.logical_not.default)
+def _logical_not(L, x):
+    return L.op("eq", [_as_bool(L, x), np.float32(0)])
+
+
+@LOWERINGS.register(aten.logical_and.default)
+def _logical_and(L, a, b):
+    return L.op("mul", [_as_bool(L, a), _as_bool(L, b)])
+
+
+@LOWERINGS.register(aten.logical_or.default)
+def _logical_or(L, a, b):
+    return L.op("maximum", [_as_bool(L, a), _as_bool(L, b)])
+
+
+@LOWERINGS.register(aten.logical_xor.default)
+def _logical_xor(L, a, b):
+    return L.op("ne", [_as_bool(L, a), _as_bool(L, b)])
+
+
+def _bools_only(L):
+    if _meta_dtype(L, 0) != torch.bool:
+        raise ExportError("bitwise ops are lowered on bools only (rml's i32 has no bit operations)")
+
+
+@LOWERINGS.register(aten.bitwise_not.default)
+def _bitwise_not(L, x):
+    _bools_only(L)
+    return _logical_not(L, x)
+
+
+@LOWERINGS.register(aten.bitwise_and.Tensor, aten.bitwise_and.Scalar)
+def _bitwise_and(L, a, b):
+    _bools_only(L)
+    return _logical_and(L, a, b)
+
+
+@LOWERINGS.register(aten.bitwise_or.Tensor, aten.bitwise_or.Scalar)
+def _bitwise_or(L, a, b):
+    _bools_only(L)
+    return _logical_or(L, a, b)
+
+
+@LOWERINGS.register(aten.bitwise_xor.Tensor, aten.bitwise_xor.Scalar)
+def _bitwise_xor(L, a, b):
+    _bools_only(L)
+    return _logical_xor(L, a, b)
+
+
+@LOWERINGS.register(aten.isnan.default)
+def _isnan(L, x):
+    return L.op("ne", [x, x])
+
+
+@LOWERINGS.register(aten.isinf.default)
+def _isinf(L, x):
+    if L.b.dtype(x) == "i32":
+        return L.op("ne", [x, x])  # all false
+    return L.op("eq", [L.op("abs", [x]), np.float32(np.inf)])
+
+
+# Recipes taking (L, x), registered as they are (the input is a lowered value: an op on
+# constants runs in torch).
+LOWERINGS.register(aten.expm1.default)(expm1)
+LOWERINGS.register(aten.log1p.default)(log1p)
+LOWERINGS.register(aten.sinh.default)(sinh)
+LOWERINGS.register(aten.cosh.default)(cosh)
+LOWERINGS.register(aten.tan.default)(tan)
+LOWERINGS.register(aten.asinh.default)(asinh)
+LOWERINGS.register(aten.acosh.default)(acosh)
+LOWERINGS.register(aten.atanh.default)(atanh)
+LOWERINGS.register(aten.atan.default)(atan)
+LOWERINGS.register(aten.asin.default)(asin)
+LOWERINGS.register(aten.acos.default)(acos)
+LOWERINGS.register(aten.trunc.default)(trunc)
+LOWERINGS.register(aten.floor.default)(floor)
+LOWERINGS.register(aten.ceil.default)(ceil)
+LOWERINGS.register(aten.round.default)(round_half_even)
+LOWERINGS.register(aten.sign.default)(sign)
+LOWERINGS.register(aten.atan2.default)(atan2)
+LOWERINGS[aten.log2.default] = lambda L, x: log_base(L, x, 2.0)
+LOWERINGS[aten.log10.default] = lambda L, x: log_base(L, x, 10.0)
+
+
+@LOWERINGS.register(aten.div.Tensor_mode, aten.div.Scalar_mode)
+def _div_mode(L, a, b, rounding_mode=None):
+    if L.b.dtype(L.value(a if isinstance(a, Value) else b)) == "i32":
+        raise ExportError("integer division has no lowering (rml's div is f32)")
+    quotient = L.binary("div", a, b)
+    return {None: lambda q: q, "trunc": lambda q: trunc(L, q), "floor": lambda q: floor(L, q)}[rounding_mode](quotient)
+
+
+@LOWERINGS.register(aten.elu.default)
+def _elu(L, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    negative = L.binary("mul", expm1(L, L.binary("mul", x, float(input_scale))), float(alpha) * float(scale))
+    return L.op("select", [L.binary("gt", x, 0.0), L.binary("mul", x, float(scale)), negative])
+
+
+@LOWERINGS.register(aten.clamp.Tensor)
+def _clamp_tensor(L, x, min=None, max=None):
+    return clamp(L, x, min, max)
+
+
+@LOWERINGS.register(aten.native_dropout.default)
+def _dropout(L, x, p, train):
+    if train:
+        raise ExportError("aten.native_dropout in training mode draws random numbers: export the model in eval mode")
+    return (x, L.op("broadcast_to", [np.float32(1)], {"shape": list(L.shape(x))}))
+
+
+@LOWERINGS.register(aten.copy.default)
+def _copy(L, x, src, non_blocking=False):
+    src = convert(L, L.value(src), L.b.dtype(L.value(x)))
+    return L.op("broadcast_to", [src], {"shape": list(L.shape(x))})
+
+
+@LOWERINGS.register(aten.fill.Scalar, aten.full_like.default)
+def _full_like(L, x, value, dtype=None, **_):
+    dtype = dtype or _meta_dtype(L, 0)
+    integer = dtype is not None and not dtype.is_floating_point and dtype != torch.bool
+    scalar = np.array(value, np.int32 if integer else np.float32)
+    return L.op("broadcast_to", [scalar], {"shape": list(L.shape(x))})
+
+
+# --- reductions on statistics -----------------------------------------------------------
+@LOWERINGS.register(aten.mean.default)
+def _mean_all(L, x, dtype=None):
+    return L.op("reduce_mean", [x], {"axes": list(range(L.rank(x)))})
+
+
+@LOWERINGS.register(aten.prod.default, aten.prod.dim_int)
+def _prod(L, x, dim=None, keepdim=False, dtype=None):
+    if dim is None:
+        return product(L, L.reshape(x, [int(np.prod(L.shape(x)))]), 0)
+    return product(L, x, axis(dim, L.rank(x)), bool(keepdim))
+
+
+@LOWERINGS.register(aten.any.default, aten.any.dim, aten.any.dims)
+def _any(L, x, dim=None, keepdim=False):
+    dims = [dim] if isinstance(dim, int) else dim
+    axes = list(range(L.rank(x))) if not dims else [axis(d, L.rank(x)) for d in dims]
+    return L.op("reduce_max", [_as_bool(L, x)], {"axes": axes, "keep_dims": bool(keepdim)})
+
+
+@LOWERINGS.register(aten.var.correction, aten.var.dim)
+def _var(L, x, dim=None, correction=None, keepdim=False, unbiased=None):
+    if isinstance(correction, bool):  # aten.var.dim(x, dim, unbiased, keepdim)
+        correction, unbiased = None, correction
+    correction = (1 if unbiased in (None, True) else 0) if correction is None else correction
+    axes = list(range(L.rank(x))) if not dim else [axis(d, L.rank(x)) for d in dim]
+    return variance(L, x, axes, float(correction), bool(keepdim))
+
+
+@LOWERINGS.register(aten._log_softmax.default)
+def _log_softmax(L, x, dim, half_to_float=False):
+    return log_softmax(L, x, axis(dim, L.rank(x)))
+
+
+@LOWERINGS.register(aten.argmax.default, aten.argmin.default)
+def _argmax(L, x, dim=None, keepdim=False):
+    smallest = L.node.target is aten.argmin.default
+    return extreme_along(L, x, None if dim is None else axis(dim, L.rank(x)), bool(keepdim), smallest)[1]
+
+
+@LOWERINGS.register(aten.max.dim, aten.min.dim)
+def _max_dim(L, x, dim, keepdim=False):
+    return extreme_along(L, x, axis(dim, L.rank(x)), bool(keepdim), L.node.target is aten.min.dim)
+
+
+@LOWERINGS.register(aten.sort.default)
+def _sort(L, x, dim=-1, descending=False):
+    d = axis(dim, L.rank(x))
+    last, back = move_axis_last(L, x, d)
+    key = last
+    if not descending:  # NaN last, as torch sorts it
+        key = descending_key(L, last)
+        if L.b.dtype(last) == "f32":
+            key = L.op("select", [L.op("ne", [last, last]), np.float32(-np.inf), key])
+    _, indices = top_k(L, key, L.shape(last)[-1])
+    values = gather_along(L, last, L.rank(last) - 1, indices)
+    return L.transpose(values, back), L.transpose(indices, back)
+
+
+# --- indexing -----------------------------------------------------------------------
+def _index_tensor(L, index) -> Value:
+    """An index operand as i32: a constant converted, a traced bool refused."""
+    if isinstance(index, torch.Tensor):
+        if index.dtype == torch.bool:
+            raise ExportError("indexing by a bool mask gives a shape that depends on the values")
+        return L.value(to_numpy(index).astype(np.int32))
+    if L.b.dtype(index) != "i32":
+        raise ExportError("indexing by a bool mask gives a shape that depends on the values")
+    return index
+
+
+@LOWERINGS.register(aten.gather.default)
+def _gather(L, x, dim, index, sparse_grad=False):
+    return gather_along(L, x, axis(dim, L.rank(x)), _index_tensor(L, index))
+
+
+@LOWERINGS.register(aten.index.Tensor)
+def _index(L, x, indices):
+    """x[..., i, j, ...]: index tensors on adjacent axes (None for a whole axis), merged
+    into one axis read by one gather."""
+    shape = list(L.shape(x))
+    positions = [d for d, i in enumerate(indices) if i is not None]
+    if positions != list(range(positions[0], positions[-1] + 1)):
+        raise ExportError("aten.index with index tensors on axes that are not adjacent has no lowering")
+    first, last = positions[0], positions[-1]
+    flat, stride = None, 1
+    for d in reversed(positions):
+        i = _index_tensor(L, indices[d])
+        i = L.op("select", [L.op("lt", [i, np.int32(0)]), L.op("add", [i, np.int32(shape[d])]), i])
+        term = i if stride == 1 else L.op("mul", [i, np.int32(stride)])
+        flat = term if flat is None else L.op("add", [term, flat])
+        stride *= shape[d]
+    merged = L.reshape(x, shape[:first] + [stride] + shape[last + 1:])
+    return L.op("gather", [merged, flat], {"axis": first})
+
+
+@LOWERINGS.register(aten.diagonal.default)
+def _diagonal(L, x, offset=0, dim1=0, dim2=1):
+    return diagonal(L, x, offset, axis(dim1, L.rank(x)), axis(dim2, L.rank(x)))
+
+
+@LOWERINGS.register(aten.flip.default)
+def _flip(L, x, dims):
+    return flip(L, x, [axis(d, L.rank(x)) for d in dims])
+
+
+@LOWERINGS.register(aten.repeat.default)
+def _repeat(L, x, repeats):
+    return tile(L, x, repeats)
+
+
+@LOWERINGS.register(aten.as_strided.default)
+def _as_strided(L, x, size, stride, storage_offset=None):
+    """A view of x's elements (taken as contiguous) at offset + sum(i_k * stride_k)."""
+    positions = np.full(list(size), int(storage_offset or 0), np.int64)
+    for k, (n, s) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[k] = n
+        positions = positions + np.arange(n, dtype=np.int64).reshape(shape) * s
+    flat = L.reshape(x, [int(np.prod(L.shape(x)))])
+    return L.op("gather", [flat, positions.astype(np.int32)], {"axis": 0})
+
+
+def _positions(shape) -> np.ndarray:
+    return np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+
+
+def _scatter_map(shape, targets: np.ndarray) -> np.ndarray:
+    """source[target] = its rank among the targets (later ones win, as NumPy assigns)."""
+    source = np.full(int(np.prod(shape)), -1, np.int32)
+    source[targets.reshape(-1)] = np.arange(targets.size, dtype=np.int32)
+    return source.reshape(shape)
+
+
+@LOWERINGS.register(aten.slice_scatter.default)
+def _slice_scatter(L, x, src, dim=0, start=None, end=None, step=1):
+    d = axis(dim, L.rank(x))
+    where = [slice(None)] * L.rank(x)
+    where[d] = slice(start, end, step)
+    return scatter_by_map(L, x, src, _scatter_map(L.shape(x), _positions(L.shape(x))[tuple(where)]))
+
+
+@LOWERINGS.register(aten.select_scatter.default)
+def _select_scatter(L, x, src, dim, index):
+    d = axis(dim, L.rank(x))
+    where = [slice(None)] * L.rank(x)
+    where[d] = index
+    return scatter_by_map(L, x, src, _scatter_map(L.shape(x), _positions(L.shape(x))[tuple(where)]))
+
+
+def _constant_index(index, what: str) -> np.ndarray:
+    if not isinstance(index, torch.Tensor):
+        raise ExportError(f"{what} with indices computed at run time has no lowering (only indices known at export time)")
+    return to_numpy(index).astype(np.int64)
+
+
+@LOWERINGS.register(aten.index_put.default)
+def _index_put(L, x, indices, values, accumulate=False):
+    if accumulate:
+        raise ExportError("aten.index_put with accumulate=True has no lowering")
+    where = tuple(slice(None) if i is None else _constant_index(i, "aten.index_put") for i in indices)
+    targets = _positions(L.shape(x))[where]
+    values = L.op("broadcast_to", [values], {"shape": list(targets.shape)})
+    return scatter_by_map(L, x, values, _scatter_map(L.shape(x), targets))
+
+
+@LOWERINGS.register(aten.scatter.src, aten.scatter.value)
+def _scatter(L, x, dim, index, src, reduce=None):
+    if reduce is not None:
+        raise ExportError("aten.scatter with reduce has no lowering")
+    d = axis(dim, L.rank(x))
+    index = _constant_index(index, "aten.scatter")
+    coords = list(np.indices(index.shape))
+    coords[d] = np.where(index < 0, index + L.shape(x)[d], index)
+    targets = np.ravel_multi_index(coords, L.shape(x))
+    if not isinstance(src, (Value, torch.Tensor)):  # scatter.value (a Value is an int too)
+        updates = np.full(index.shape, src, np.int32 if L.b.dtype(L.value(x)) == "i32" else np.float32)
+    else:
+        updates = L.op("slice", [src], {"axes": list(range(index.ndim)), "starts": [0] * index.ndim,
+                                        "ends": list(index.shape)})
+    return scatter_by_map(L, x, updates, _scatter_map(L.shape(x), targets))
+
+
+# --- pooling, padding, resizing, normalisation ------------------------------------------------
+@LOWERINGS.register(aten._adaptive_avg_pool2d.default)
+def _adaptive_avg_pool2d(L, x, output_size):
+    return adaptive_avg_pool(L, x, list(output_size))
+
+
+def _edge_pad(mode):
+    def lower(L, x, padding):
+        rank = L.rank(x)
+        pairs = [(0, 0)] * rank
+        for i in range(len(padding) // 2):  # pairs from the last axis backwards
+            pairs[rank - 1 - i] = (padding[2 * i], padding[2 * i + 1])
+        if min(min(p) for p in pairs) < 0:
+            raise ExportError("negative padding has no lowering")
+        return pad_edges(L, x, pairs, mode)
+    return lower
+
+
+for _op in (aten.reflection_pad1d.default, aten.reflection_pad2d.default, aten.reflection_pad3d.default):
+    LOWERINGS[_op] = _edge_pad("reflect")
+for _op in (aten.replication_pad2d.default, aten.replication_pad3d.default):
+    LOWERINGS[_op] = _edge_pad("replicate")
+
+
+def _resized(L, x, output_size, scale_factors):
+    """(out_h, out_w, (scale_h, scale_w)) as torch's upsample ops take them: a given size,
+    or floor(size * scale) with the scales used for the coordinates."""
+    _, _, h, w = L.shape(x)
+    if output_size is not None:
+        return int(output_size[0]), int(output_size[1]), (None, None)
+    sh, sw = (float(s) for s in scale_factors)
+    return int(math.floor(h * sh)), int(math.floor(w * sw)), (sh, sw)
+
+
+@LOWERINGS.register(aten.upsample_bilinear2d.vec)
+def _upsample_bilinear(L, x, output_size, align_corners, scale_factors):
+    out_h, out_w, scales = _resized(L, x, output_size, scale_factors)
+    return resize_bilinear(L, x, out_h, out_w, bool(align_corners), scales)
+
+
+@LOWERINGS.register(aten.native_group_norm.default)
+def _group_norm(L, x, weight, bias, n, c, hw, groups, eps):
+    return group_norm(L, x, groups, weight, bias, float(eps))
+
+
+@LOWERINGS.register(aten._native_batch_norm_legit.no_stats, aten._native_batch_norm_legit.default)
+def _batch_norm_batch_statistics(L, x, weight, bias, *rest):
+    """Batch norm on the batch's own statistics (training=True: InstanceNorm exports as
+    this); with training=False, on the running statistics given."""
+    if len(rest) == 5:
+        running_mean, running_var, training, _, eps = rest
+        if not training:
+            return _batch_norm(L, x, weight, bias, running_mean, running_var, None, eps)
+    else:
+        training, _, eps = rest
+    axes = [0] + list(range(2, L.rank(x)))
+    normalized, mean, rstd = normalize_over(L, x, axes, float(eps))
+    per_channel = [L.shape(x)[1]] + [1] * (L.rank(x) - 2)
+    if weight is not None:
+        normalized = L.op("mul", [normalized, L.reshape(weight, per_channel)])
+    if bias is not None:
+        normalized = L.op("add", [normalized, L.reshape(bias, per_channel)])
+    channels = [L.shape(x)[1]]
+    return normalized, L.reshape(mean, channels), L.reshape(rstd, channels)
+
+
+# --- distances -----------------------------------------------------------------------------
+def _distances(L, a, b, p):
+    """The p-norm distance between every row of a (..., P, M) and of b (..., R, M)."""
+    rank = L.rank(a)
+    difference = L.op("sub", [L.reshape(a, [*L.shape(a)[:-1], 1, L.shape(a)[-1]]),
+                              L.reshape(b, [*L.shape(b)[:-2], 1, *L.shape(b)[-2:]])])
+    reduce = {"axes": [rank], "keep_dims": False}
+    if p == 2:
+        return L.op("sqrt", [L.op("reduce_sum", [L.op("mul", [difference, difference])], reduce)])
+    size = L.op("abs", [difference])
+    if p == 1:
+        return L.op("reduce_sum", [size], reduce)
+    if math.isinf(p):
+        return L.op("reduce_max", [size], reduce)
+    if p == 0:
+        return L.op("reduce_sum", [L.op("ne", [size, np.float32(0)])], reduce)
+    total = L.op("reduce_sum", [L.op("pow", [size, np.float32(p)])], reduce)
+    return L.op("pow", [total, np.float32(1 / p)])
+
+
+@LOWERINGS.register(aten._cdist_forward.default)
+def _cdist(L, a, b, p, compute_mode=None):
+    return _distances(L, L.value(a), L.value(b), float(p))
+
+
+@LOWERINGS.register(aten._pdist_forward.default)
+def _pdist(L, x, p=2.0):
+    """The distances of rows i < j, in row-major order."""
+    n = L.shape(x)[0]
+    all_pairs = L.reshape(_distances(L, x, x, float(p)), [n * n])
+    upper = np.array([i * n + j for i in range(n) for j in range(i + 1, n)], np.int32)
+    return L.op("gather", [all_pairs, upper], {"axis": 0})
 
 
 def _is_tensor_arg(x) -> bool:
@@ -482,6 +924,10 @@ def lower_program(program: torch.export.ExportedProgram, example_inputs, builder
         elif node.op == "call_function":
             args = _map_args(L.env, node.args)
             kwargs = _map_args(L.env, node.kwargs)
+            if node.target in RANDOM:
+                raise ExportError(f"ATen op {node.target} draws random numbers at run time: rml has no lowering "
+                                  f"for it, and folding one draw into a constant would change the model "
+                                  f"(node {node.name})")
             if node.target is not operator.getitem and not _contains_value((args, kwargs)):
                 # Every tensor input is constant: run the op in torch.
                 L.env[node] = result = node.target(*args, **kwargs)
