@@ -22,10 +22,13 @@ from jax.extend.core import Literal
 from ._rml import Builder, ExportError
 from .lowering import base
 from .lowering.base import Table, Value, output_name, shape_mismatch
-from .lowering.elementwise import clamp, convert, erfc
+from .lowering.elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, clamp, convert, cosh, erfc, expm1,
+                                   log1p, sinh, tan)
+from .lowering.index import extreme_along, flip
 from .lowering.layout import split
 from .lowering.linalg import dot_general
-from .lowering.nn import top_k
+from .lowering.nn import product, top_k
+from .lowering.rounding import ceil, floor, round_half_away, round_half_even, sign
 from .lowering.windows import convolution, reduce_window_max, reduce_window_sum
 
 
@@ -50,6 +53,49 @@ BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "maximu
           "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
 for _prim, _name in BINARY.items():
     LOWERINGS[_prim] = (lambda name: lambda L, a, b, **_: L.op(name, [a, b]))(_name)
+
+
+# Functions rml has no op for, as recipes (python/rml/lowering/).
+LOWERINGS.register("floor")(lambda L, x, **_: floor(L, x))
+LOWERINGS.register("ceil")(lambda L, x, **_: ceil(L, x))
+LOWERINGS.register("sign")(lambda L, x, **_: sign(L, x, nan_propagates=True))
+LOWERINGS.register("rev")(lambda L, x, dimensions, **_: flip(L, x, dimensions))
+LOWERINGS.register("expm1")(lambda L, x, **_: expm1(L, x))
+LOWERINGS.register("log1p")(lambda L, x, **_: log1p(L, x))
+LOWERINGS.register("sinh")(lambda L, x, **_: sinh(L, x))
+LOWERINGS.register("cosh")(lambda L, x, **_: cosh(L, x))
+LOWERINGS.register("tan")(lambda L, x, **_: tan(L, x))
+LOWERINGS.register("asinh")(lambda L, x, **_: asinh(L, x))
+LOWERINGS.register("acosh")(lambda L, x, **_: acosh(L, x))
+LOWERINGS.register("atanh")(lambda L, x, **_: atanh(L, x))
+LOWERINGS.register("atan")(lambda L, x, **_: atan(L, x))
+LOWERINGS.register("asin")(lambda L, x, **_: asin(L, x))
+LOWERINGS.register("acos")(lambda L, x, **_: acos(L, x))
+LOWERINGS.register("atan2")(lambda L, y, x, **_: atan2(L, y, x))
+
+
+@LOWERINGS.register("round")
+def _round(L, x, rounding_method=0, **_):
+    """lax.round: halves away from zero (method 0, its default) or to even (1, jnp.round)."""
+    return round_half_even(L, x) if int(rounding_method) == 1 else round_half_away(L, x)
+
+
+@LOWERINGS.register("is_finite")
+def _is_finite(L, x, **_):
+    return L.op("lt", [L.op("abs", [x]), np.float32(np.inf)])  # NaN compares false
+
+
+@LOWERINGS.register("argmax", "argmin")
+def _argmax(L, x, axes, index_dtype=None, **_):
+    smallest = L.eqn.primitive.name == "argmin"
+    return extreme_along(L, x, int(axes[0]), False, smallest)[1]
+
+
+@LOWERINGS.register("reduce_prod")
+def _reduce_prod(L, x, axes, **_):
+    for a in sorted((int(a) for a in axes), reverse=True):
+        x = product(L, x, a)
+    return x
 
 
 @LOWERINGS.register("erfc")

@@ -35,6 +35,27 @@ def check(fn, *inputs, params=None, tmp_path=None):
     return builder
 
 
+AWKWARD = np.array([0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.0, -0.0, 3.0, -7.0, 1e9, 8388609.0, -8388609.5, 0.49999997,
+                    -0.49999997, np.inf, -np.inf, np.nan, 1e-30, 0.7], np.float32).reshape(4, 5)
+UNIT = (RNG.random((2, 3, 4)) * 1.8 - 0.9).astype(np.float32)
+
+RECIPES = {
+    "floor": (jnp.floor, AWKWARD), "ceil": (jnp.ceil, AWKWARD), "round_even": (jnp.round, AWKWARD),
+    "round_away": (lax.round, AWKWARD), "sign": (jnp.sign, AWKWARD), "is_finite": (jnp.isfinite, AWKWARD),
+    "expm1": (jnp.expm1, X), "log1p": (jnp.log1p, POS), "sinh": (jnp.sinh, X), "cosh": (jnp.cosh, X),
+    "tan": (jnp.tan, UNIT), "asinh": (jnp.arcsinh, X * 30), "acosh": (jnp.arccosh, POS + 1), "atanh": (jnp.arctanh, UNIT),
+    "atan": (jnp.arctan, X * 5), "asin": (jnp.arcsin, UNIT), "acos": (jnp.arccos, UNIT),
+    "atan2": (lambda x: jnp.arctan2(x, x[::-1]), X), "argmax": (lambda x: jnp.argmax(x, axis=1), X),
+    "argmin": (lambda x: jnp.argmin(x, axis=-1), X), "prod": (lambda x: jnp.prod(x, axis=(0, 2)), X),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_primitives_without_an_rml_op_lower_as_recipes(name, tmp_path):
+    fn, x = RECIPES[name]
+    check(lambda p, v: fn(v), x, tmp_path=tmp_path)
+
+
 ELEMENTWISE = {
     "neg": (jnp.negative, X), "abs": (jnp.abs, X), "exp": (jnp.exp, X), "log": (jnp.log, POS),
     "sqrt": (jnp.sqrt, POS), "rsqrt": (lax.rsqrt, POS), "tanh": (jnp.tanh, X), "logistic": (jax.nn.sigmoid, X),

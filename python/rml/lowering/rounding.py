@@ -60,9 +60,22 @@ def round_half_even(L: Lowering, x) -> Value:
     return L.op("add", [low, up])
 
 
-def sign(L: Lowering, x) -> Value:
-    """-1, 0 or 1 in x's dtype (0 for NaN, as torch.sign)."""
+def sign(L: Lowering, x, nan_propagates: bool = False) -> Value:
+    """-1, 0 or 1 in x's dtype; for NaN 0 (torch.sign) or NaN (`nan_propagates`: lax.sign)."""
     x = L.value(x)
     zero = np.zeros((), np.int32 if L.b.dtype(x) == "i32" else np.float32)
     s = L.op("sub", [L.op("gt", [x, zero]), L.op("lt", [x, zero])])
-    return L.op("cast", [s], {"to": "i32"}) if L.b.dtype(x) == "i32" else s
+    if L.b.dtype(x) == "i32":
+        return L.op("cast", [s], {"to": "i32"})
+    return L.op("select", [L.op("ne", [x, x]), x, s]) if nan_propagates else s
+
+
+def round_half_away(L: Lowering, x) -> Value:
+    """x to the nearest integer, halves away from zero (lax.round's default): trunc(x), one
+    further from zero where the dropped fraction (exact below 2^23) is at least a half."""
+    x = L.value(x)
+    if L.b.dtype(x) == "i32":
+        return x
+    t = trunc(L, x)
+    away = L.op("ge", [L.op("abs", [L.op("sub", [x, t])]), _f32(0.5)])
+    return L.op("add", [t, L.op("mul", [away, sign(L, x)])])
