@@ -26,9 +26,11 @@ from tensorflow.python.framework.convert_to_constants import convert_variables_t
 from ._rml import Builder, ExportError
 from .lowering import base
 from .lowering.base import Table, Value, output_name, shape_mismatch
-from .lowering.elementwise import clamp, convert, erfc
+from .lowering.elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, clamp, convert, cosh, erfc, expm1,
+                                   log1p, sinh, tan)
 from .lowering.layout import slice_axis, split, upsample_nearest
-from .lowering.nn import batch_norm, top_k
+from .lowering.nn import batch_norm, log_softmax, product, top_k
+from .lowering.rounding import ceil, floor, round_half_even, sign
 from .lowering.windows import in_nchw, rml_pads
 
 # Slice ends meaning "to the end" (rml's slice clamps like Python's).
@@ -251,6 +253,41 @@ def _leaky_relu(L, x):
     # TF's kernel: x > 0 ? x : alpha * x.
     scaled = L.op("mul", [x, L.scalar(L.attr("alpha", 0.2), x)])
     return L.op("select", [L.op("gt", [x, L.scalar(0, x)]), x, scaled])
+
+
+# Functions rml has no op for, as recipes (python/rml/lowering/).
+LOWERINGS.register("Floor")(lambda L, x: floor(L, x))
+LOWERINGS.register("Ceil")(lambda L, x: ceil(L, x))
+LOWERINGS.register("Round")(lambda L, x: round_half_even(L, x))  # tf.round: halves to even
+LOWERINGS.register("Sign")(lambda L, x: sign(L, x, nan_propagates=True))
+LOWERINGS.register("Expm1")(lambda L, x: expm1(L, x))
+LOWERINGS.register("Log1p")(lambda L, x: log1p(L, x))
+LOWERINGS.register("Sinh")(lambda L, x: sinh(L, x))
+LOWERINGS.register("Cosh")(lambda L, x: cosh(L, x))
+LOWERINGS.register("Tan")(lambda L, x: tan(L, x))
+LOWERINGS.register("Asinh")(lambda L, x: asinh(L, x))
+LOWERINGS.register("Acosh")(lambda L, x: acosh(L, x))
+LOWERINGS.register("Atanh")(lambda L, x: atanh(L, x))
+LOWERINGS.register("Atan")(lambda L, x: atan(L, x))
+LOWERINGS.register("Asin")(lambda L, x: asin(L, x))
+LOWERINGS.register("Acos")(lambda L, x: acos(L, x))
+LOWERINGS.register("Atan2")(lambda L, y, x: atan2(L, y, x))
+LOWERINGS.register("IsNan")(lambda L, x: L.op("ne", [x, x]))
+LOWERINGS.register("IsInf")(lambda L, x: L.op("eq", [L.op("abs", [x]), np.float32(np.inf)]))
+LOWERINGS.register("IsFinite")(lambda L, x: L.op("lt", [L.op("abs", [x]), np.float32(np.inf)]))
+
+
+@LOWERINGS.register("LogSoftmax")
+def _log_softmax(L, x):
+    return log_softmax(L, x, L.rank(x) - 1)
+
+
+@LOWERINGS.register("Prod")
+def _prod(L, x, dims):
+    keep = bool(L.attr("keep_dims", False))
+    for d in sorted({axis(d, L.rank(x)) for d in L.constant(dims, "the reduction axes").reshape(-1)}, reverse=True):
+        x = product(L, x, d, keep)
+    return x
 
 
 @LOWERINGS.register("Elu")

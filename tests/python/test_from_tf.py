@@ -83,6 +83,22 @@ ELEMENTWISE = {
              + tf.cast(tf.cast(x, tf.bool), tf.float32), X),
 }
 
+AWKWARD = np.array([0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.0, -0.0, 3.0, -7.0, 1e9, 8388609.0, -8388609.5, 0.49999997,
+                    -0.49999997, np.inf, -np.inf, np.nan, 1e-30, 0.7], np.float32).reshape(4, 5)
+UNIT = (RNG.random((2, 3, 4)) * 1.8 - 0.9).astype(np.float32)
+# Ops rml has no op for, lowered as recipes (python/rml/lowering/).
+ELEMENTWISE.update({
+    "Floor": (tf.floor, AWKWARD), "Ceil": (tf.math.ceil, AWKWARD), "Round": (tf.round, AWKWARD),
+    "Sign": (tf.sign, AWKWARD), "IsNan": (lambda x: tf.cast(tf.math.is_nan(x), tf.float32), AWKWARD),
+    "IsInf": (lambda x: tf.cast(tf.math.is_inf(x), tf.float32), AWKWARD),
+    "IsFinite": (lambda x: tf.cast(tf.math.is_finite(x), tf.float32), AWKWARD),
+    "Expm1": (tf.math.expm1, X), "Log1p": (tf.math.log1p, POS), "Sinh": (tf.sinh, X), "Cosh": (tf.cosh, X),
+    "Tan": (tf.tan, UNIT), "Asinh": (lambda x: tf.asinh(x * 30), X), "Acosh": (lambda x: tf.acosh(x + 1), POS),
+    "Atanh": (tf.atanh, UNIT), "Atan": (lambda x: tf.atan(x * 5), X), "Asin": (tf.asin, UNIT), "Acos": (tf.acos, UNIT),
+    "Atan2": (lambda x: tf.atan2(x, x[::-1]), X), "LogSoftmax": (lambda x: tf.nn.log_softmax(x * 10), X),
+    "Prod": (lambda x: tf.reduce_prod(x, axis=[0, 2], keepdims=True), X),
+})
+
 
 # tf.nn.gelu is written out by TensorFlow: erfc for the exact form, tanh for the approximation.
 GELU = {"gelu_erf": ("Erfc", lambda x: tf.nn.gelu(x)), "gelu_tanh": ("Tanh", lambda x: tf.nn.gelu(x, approximate=True))}
