@@ -42,9 +42,10 @@ import numpy as np
 from ._rml import Builder, Error, ExportError
 from .lowering import base
 from .lowering.base import Table, Value, output_name, shape_mismatch
-from .lowering.elementwise import clamp, convert, erfc
+from .lowering.elementwise import atan2, clamp, convert, erfc, expm1, log1p, tan
 from .lowering.linalg import dot_general
 from .lowering.nn import top_k
+from .lowering.rounding import ceil, floor, round_half_away, round_half_even, sign
 from .lowering.windows import convolution, reduce_window_max, reduce_window_sum
 from .stablehlo.parsing import (_constant_attr, _int, _ints, _kind, _mlir, _numpy_type, _pairs, _rml_dtype,
                                 _to_rml_array, _type, parse)
@@ -261,10 +262,7 @@ NP_BINARY = {
     "stablehlo.remainder": np.fmod, "stablehlo.atan2": np.arctan2,
     "stablehlo.shift_left": np.left_shift, "stablehlo.shift_right_arithmetic": np.right_shift,
 }
-FOLD_ONLY |= {"stablehlo.floor", "stablehlo.ceil", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
-              "stablehlo.sign", "stablehlo.cbrt", "stablehlo.exponential_minus_one", "stablehlo.log_plus_one",
-              "stablehlo.tan", "stablehlo.is_finite", "stablehlo.remainder", "stablehlo.atan2",
-              "stablehlo.shift_left", "stablehlo.shift_right_arithmetic"}
+FOLD_ONLY |= {"stablehlo.cbrt", "stablehlo.remainder", "stablehlo.shift_left", "stablehlo.shift_right_arithmetic"}
 
 for _name, _fn in NP_UNARY.items():
     EVALUATORS[_name] = (lambda fn: lambda op, ins: fn(ins[0]))(_fn)
@@ -316,6 +314,20 @@ for _name, _rml in RML_UNARY.items():
     LOWERINGS[_name] = _unary(_rml)
 for _name, _rml in RML_BINARY.items():
     LOWERINGS[_name] = _binary(_rml)
+
+
+# Ops rml has no op for, as recipes (python/rml/lowering/); on constants the NumPy
+# evaluators above run instead.
+LOWERINGS.register("stablehlo.floor")(lambda I, op, ins: floor(I, ins[0]))
+LOWERINGS.register("stablehlo.ceil")(lambda I, op, ins: ceil(I, ins[0]))
+LOWERINGS.register("stablehlo.round_nearest_even")(lambda I, op, ins: round_half_even(I, ins[0]))
+LOWERINGS.register("stablehlo.round_nearest_afz")(lambda I, op, ins: round_half_away(I, ins[0]))
+LOWERINGS.register("stablehlo.sign")(lambda I, op, ins: sign(I, ins[0], nan_propagates=True))
+LOWERINGS.register("stablehlo.exponential_minus_one")(lambda I, op, ins: expm1(I, ins[0]))
+LOWERINGS.register("stablehlo.log_plus_one")(lambda I, op, ins: log1p(I, ins[0]))
+LOWERINGS.register("stablehlo.tan")(lambda I, op, ins: tan(I, ins[0]))
+LOWERINGS.register("stablehlo.atan2")(lambda I, op, ins: atan2(I, ins[0], ins[1]))
+LOWERINGS.register("stablehlo.is_finite")(lambda I, op, ins: I.op("lt", [I.op("abs", [ins[0]]), np.float32(np.inf)]))
 
 
 @LOWERINGS.register("stablehlo.divide")

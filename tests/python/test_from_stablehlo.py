@@ -61,6 +61,8 @@ def module(body: str, signature: str, functions: str = "") -> str:
 
 
 # --- elementwise, compare and select ------------------------------------------------
+AWKWARD = np.array([0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.0, -0.0, 3.0, -7.0, 1e9, 8388609.0, -8388609.5, 0.49999997,
+                    -0.49999997, np.inf, -np.inf, np.nan, 1e-30, 0.7], np.float32).reshape(4, 5)
 ELEMENTWISE = {
     "negate": (jnp.negative, X), "abs": (jnp.abs, X), "exponential": (jnp.exp, X), "log": (jnp.log, POS),
     "sqrt": (jnp.sqrt, POS), "rsqrt": (lax.rsqrt, POS), "tanh": (jnp.tanh, X), "logistic": (jax.nn.sigmoid, X),
@@ -79,6 +81,12 @@ ELEMENTWISE = {
     "folded_on_constants": (lambda x: x * jnp.floor(jnp.arange(4.0) / 3) + jnp.sign(jnp.arange(-2.0, 2.0))
                             + jnp.remainder(jnp.arange(4.0), 3.0) + jnp.ceil(jnp.arange(4.0) / 2)
                             + jnp.round(jnp.arange(4.0) / 2), X),
+    # rml has no op for these: recipes (python/rml/lowering/), checked on awkward values
+    "floor_ceil": (lambda x: jnp.floor(x) * 3 + jnp.ceil(x), AWKWARD),
+    "round_nearest_even": (jnp.round, AWKWARD), "round_nearest_afz": (lax.round, AWKWARD),
+    "sign": (jnp.sign, AWKWARD), "is_finite": (lambda x: jnp.isfinite(x) * 1.0, AWKWARD),
+    "exponential_minus_one": (jnp.expm1, X), "log_plus_one": (jnp.log1p, POS),
+    "tan": (lambda x: jnp.tan(x * 0.9), X), "atan2": (lambda x: jnp.arctan2(x, x * 0.5 - 0.3), X),
 }
 
 
@@ -388,9 +396,9 @@ class TorchSmall(torch.nn.Module):
         return h.mean((2, 3)) @ self.embed(ids).transpose(0, 1)
 
 
-class TorchFloor(torch.nn.Module):
+class TorchCumsum(torch.nn.Module):
     def forward(self, x):
-        return torch.floor(x) + 1
+        return torch.cumsum(x, 1) + 1
 
 
 @pytest.fixture(scope="module")
@@ -399,11 +407,11 @@ def torch_texts():
     torch.manual_seed(0)
     small = TorchSmall().eval()
     small_inputs = (torch.from_numpy(IMAGE), torch.tensor([1, 4, 10], dtype=torch.int32))
-    floor_inputs = (torch.from_numpy(X),)
-    (small_text, small_params), (floor_text, floor_params) = torch_modules(
-        [(small, small_inputs), (TorchFloor(), floor_inputs)])
+    cumsum_inputs = (torch.from_numpy(X),)
+    (small_text, small_params), (cumsum_text, cumsum_params) = torch_modules(
+        [(small, small_inputs), (TorchCumsum(), cumsum_inputs)])
     return {"small": (small, small_inputs, small_text, small_params),
-            "floor": (floor_text, floor_params, floor_inputs)}
+            "cumsum": (cumsum_text, cumsum_params, cumsum_inputs)}
 
 
 def test_a_pytorch_module_with_lifted_parameters(torch_texts, tmp_path):
@@ -429,10 +437,10 @@ def test_torch_mlir_dense_resource_weights_are_inlined(tmp_path):
 def test_an_op_rml_lacks_fails_by_name_from_every_producer(torch_texts):
     with pytest.raises(rml.ExportError, match="StableHLO op 'stablehlo.cbrt' has no rml lowering"):
         export_jax(lambda p, x: jnp.cbrt(x), {}, (X,))
-    with pytest.raises(rml.ExportError, match="StableHLO op 'stablehlo.floor' has no rml lowering"):
-        export_tf(lambda x: tf.floor(x) * 2, (X,))
-    text, params, inputs = torch_texts["floor"]
-    with pytest.raises(rml.ExportError, match="StableHLO op 'stablehlo.floor' has no rml lowering"):
+    with pytest.raises(rml.ExportError, match="StableHLO op 'stablehlo.remainder' has no rml lowering"):
+        export_tf(lambda x: tf.math.floormod(x, 0.7) * 2, (X,))
+    text, params, inputs = torch_texts["cumsum"]  # a cumulative sum reaches StableHLO as a reduce_window
+    with pytest.raises(rml.ExportError, match=r"stablehlo\.reduce_window\b.* has no lowering"):
         export(text, params, inputs)
 
 
