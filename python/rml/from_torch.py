@@ -649,6 +649,8 @@ def _index(L, x, indices):
     into one axis read by one gather."""
     shape = list(L.shape(x))
     positions = [d for d, i in enumerate(indices) if i is not None]
+    if not positions:
+        return x
     if positions != list(range(positions[0], positions[-1] + 1)):
         raise ExportError("aten.index with index tensors on axes that are not adjacent has no lowering")
     first, last = positions[0], positions[-1]
