@@ -308,6 +308,14 @@ def _closed(sub) -> tuple[Any, list]:
     return (sub.jaxpr, list(sub.consts)) if hasattr(sub, "consts") else (sub, [])
 
 
+def _host(x):
+    """A constant as a NumPy array; PRNG keys (which have no NumPy form) stay JAX arrays.
+    They may only feed folded equations: a key reaching a lowering has no rml value."""
+    if jax.dtypes.issubdtype(getattr(x, "dtype", np.float32), jax.dtypes.prng_key):
+        return x
+    return np.asarray(x)
+
+
 def _read(env, var):
     if isinstance(var, Literal):
         return np.asarray(var.val, dtype=var.aval.dtype)
@@ -351,7 +359,7 @@ def lower_jaxpr(L: Lowering, jaxpr, consts, args) -> list:
     """Lowers `jaxpr` applied to `args` (Values or constants); returns its outputs."""
     env: dict = {}
     for var, c in zip(jaxpr.constvars, consts):
-        env[var] = np.asarray(c)
+        env[var] = _host(c)
     for var, a in zip(jaxpr.invars, args):
         env[var] = a
     for eqn in jaxpr.eqns:
@@ -360,7 +368,7 @@ def lower_jaxpr(L: Lowering, jaxpr, consts, args) -> list:
         if all(_is_constant(x) for x in ins):
             # Every input is constant: JAX computes it.
             out = eqn.primitive.bind(*ins, **eqn.params)
-            results = [np.asarray(o) for o in out] if eqn.primitive.multiple_results else [np.asarray(out)]
+            results = [_host(o) for o in out] if eqn.primitive.multiple_results else [_host(out)]
         elif name in CALLS:
             sub, sub_consts = _closed(eqn.params[CALLS[name]])
             results = lower_jaxpr(L, sub, sub_consts, ins)

@@ -332,21 +332,41 @@ def _pool_window(kernel, stride, padding):
     return kernel, stride, rml_pads(zip(padding, padding))
 
 
+def _ceil_mode_extra(L, x, kernel, stride, pads, dilation=(1, 1)) -> list[int]:
+    """pads grown at the bottom and right by what ceil_mode adds: torch rounds the output
+    size up, but drops a last window that would start in the right padding."""
+    grown = list(pads)
+    for i, size in enumerate(L.shape(x)[-2:]):
+        before, after = pads[i], pads[i + 2]
+        span = dilation[i] * (kernel[i] - 1) + 1
+        out = -(-(size + before + after - span) // stride[i]) + 1
+        if (out - 1) * stride[i] >= size + before:
+            out -= 1
+        grown[i + 2] += max(0, (out - 1) * stride[i] + span - (size + before + after))
+    return grown
+
+
 @LOWERINGS.register(aten.max_pool2d_with_indices.default)
 def _max_pool(L, x, kernel, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
-    if ceil_mode:
-        raise ExportError("aten.max_pool2d_with_indices with ceil_mode=True has no lowering")
     kernel, stride, pads = _pool_window(kernel, stride, padding)
     dilation = list(dilation) * (2 // len(dilation))
+    if ceil_mode:
+        pads = _ceil_mode_extra(L, x, kernel, stride, pads, dilation)
     out = L.op("max_pool2d", [x], {"kernel": kernel, "strides": stride, "pads": pads, "dilations": dilation})
     return (out, None)  # indices are not lowered; using them fails in getitem
 
 
 @LOWERINGS.register(aten.avg_pool2d.default)
 def _avg_pool(L, x, kernel, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True, divisor_override=None):
-    if ceil_mode or divisor_override is not None:
-        raise ExportError("aten.avg_pool2d with ceil_mode or divisor_override has no lowering")
+    if divisor_override is not None:
+        raise ExportError("aten.avg_pool2d with divisor_override has no lowering")
     kernel, stride, pads = _pool_window(kernel, stride, padding)
+    if ceil_mode:
+        # torch counts the padding but not the cells ceil_mode adds; with no padding
+        # that is counting the input's cells only.
+        if count_include_pad and any(pads):
+            raise ExportError("aten.avg_pool2d with ceil_mode, padding and count_include_pad has no lowering")
+        pads, count_include_pad = _ceil_mode_extra(L, x, kernel, stride, pads), False
     attrs = {"kernel": kernel, "strides": stride, "pads": pads, "count_include_pad": bool(count_include_pad)}
     if L.rank(x) == 3:  # unbatched (C, H, W)
         y = L.op("avg_pool2d", [L.reshape(x, [1, *L.shape(x)])], attrs)

@@ -94,6 +94,11 @@ CASES = {
     # windows, padding, resizing, normalisation
     "avg_pool1d": (lambda x: F.avg_pool1d(x, 3, 2, 1), X), "avg_pool1d_unbatched": (lambda x: F.avg_pool1d(x, 2), X[0]),
     "adaptive_avg_pool1d": (lambda x: F.adaptive_avg_pool1d(x, 3), X),
+    "max_pool_ceil": (lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True), IMG),
+    "max_pool_ceil_padded": (lambda x: F.max_pool2d(x, (2, 3), 2, (1, 1), ceil_mode=True), IMG),
+    "max_pool_ceil_dilated": (lambda x: F.max_pool2d(x, 2, 3, dilation=2, ceil_mode=True), torch.randn(1, 2, 8, 9)),
+    "avg_pool_ceil": (lambda x: F.avg_pool2d(x, 3, 2, ceil_mode=True), IMG),
+    "avg_pool_ceil_excluding_pad": (lambda x: F.avg_pool2d(x, 2, 2, 1, ceil_mode=True, count_include_pad=False), IMG),
     "adaptive_avg_even": (lambda x: F.adaptive_avg_pool2d(x, (5, 1)), IMG),
     "adaptive_avg_uneven": (lambda x: F.adaptive_avg_pool2d(x, (3, 4)), IMG),
     "reflect_pad2d": (lambda x: F.pad(x, (2, 1, 3, 0), mode="reflect"), IMG),

@@ -64,7 +64,8 @@ def tf_module(model, example_inputs) -> tuple[str, dict]:
 
     traced = tf.function(call)
     concrete = traced.get_concrete_function(*[tf.TensorSpec(x.shape, tf.as_dtype(x.dtype)) for x in inputs])
-    frozen = convert_variables_to_constants_v2(concrete)
+    # Loops stay functional While ops, which XLA compiles (v1 Enter/Exit it cannot).
+    frozen = convert_variables_to_constants_v2(concrete, lower_control_flow=False)
     compiled = tf.function(frozen, jit_compile=True)
     try:
         text = compiled.experimental_get_compiler_ir(*[tf.constant(x) for x in inputs])(stage="stablehlo")
