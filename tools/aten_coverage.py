@@ -52,8 +52,9 @@ LIMITS = {  # lowered ops that refuse some arguments, or are not exact to the la
     "aten.div.Tensor_mode": "f32; floor mode rounds the quotient first",
     "aten.div.Scalar_mode": "f32; floor mode rounds the quotient first",
     "aten.convolution.default": "1-D and 2-D; not transposed",
-    "aten.max_pool2d_with_indices.default": "the indices output is not lowered; no ceil_mode",
-    "aten.avg_pool2d.default": "no ceil_mode or divisor_override",
+    "aten.max_pool2d_with_indices.default": "the indices output is not lowered",
+    "aten.avg_pool2d.default": ("no divisor_override; ceil_mode only where torch counts no padding cells "
+                                "(no padding, or count_include_pad=False)"),
     "aten.native_layer_norm.default": "over the last axis",
     "aten.topk.default": "largest, along the last axis",
     "aten.native_dropout.default": "eval mode (train=False)",

@@ -48,7 +48,10 @@ EXPORTERS = [
              walk={"CALLS": "none: inlined (the called jaxpr is lowered in place)",
                    "scan": "none: unrolled (its body is lowered once per step)"}),
     Exporter("TensorFlow direct", "python/rml/from_tf.py", "GraphDef op type",
-             walk={"Const": "none: a constant", "Placeholder": "none: a graph input"}),
+             walk={"Const": "none: a constant", "Placeholder": "none: a graph input",
+                   "LOOPS": "none: unrolled (the condition must be known at export time)",
+                   "TENSOR_LISTS": "none: a list of elements held at export time, indexed by constants "
+                                   "(`slice` to fill it from a tensor, `concat` to stack it)"}),
     Exporter("StableHLO importer", "python/rml/from_stablehlo.py", "StableHLO/CHLO op",
              facts="op.operation.name",
              walk={"stablehlo.constant": "none: a constant", "arith.constant": "none: a constant",

@@ -7,7 +7,8 @@ Python path) returning the model: an nn.Module for torch, a pair (fn, params)
 with `fn(params, *inputs)` for jax, a tf.Module, Keras model or tf.function
 for tf. Each example input is DTYPE:SHAPE (f32, i32 or i64; SHAPE like 2x12,
 or "scalar"), filled from a seeded generator, or a .npy file. Inputs are
-named input.0, input.1, ...; the clean-up passes run before writing.
+named input.0, input.1, ... (with --argument-names, after the model's own
+arguments, as rml.lowering.names says); the clean-up passes run before writing.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ._rml import Error
+from .lowering.names import ARGUMENTS
 
 
 def parse_example(spec: str, rng: np.random.Generator) -> np.ndarray:
@@ -75,10 +77,12 @@ def main(argv=None) -> int:
     parser.add_argument("--example-inputs", nargs="+", required=True, metavar="DTYPE:SHAPE")
     parser.add_argument("-o", "--output", required=True, help="the .json graph to write")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--argument-names", action="store_true",
+                        help="name the inputs after the model's arguments instead of input.0, input.1, ...")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     examples = [parse_example(s, rng) for s in args.example_inputs]
-    names = [f"input.{i}" for i in range(len(examples))]
+    names = ARGUMENTS if args.argument_names else None
     try:
         builder = EXPORTERS[args.framework](load_factory(args.factory)(), examples, names)
         builder.write(args.output)

@@ -21,6 +21,7 @@ from jax.extend.core import Literal
 
 from ._rml import Builder, ExportError
 from .lowering import base
+from .lowering import names as names_rule
 from .lowering.base import Table, Value, output_name, shape_mismatch
 from .lowering.elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, clamp, convert, cosh, erfc, expm1,
                                    log1p, sinh, tan)
@@ -403,9 +404,10 @@ def parameter_name(path) -> str:
     return ".".join(parts)
 
 
-def export(fn, params, example_inputs, input_names: list[str] | None = None) -> Builder:
+def export(fn, params, example_inputs, input_names: list[str] | str | None = None) -> Builder:
     """Exports `fn(params, *example_inputs)` into a Builder: leaves of `params` become
-    named constants, `example_inputs` (arrays) graph inputs."""
+    named constants, `example_inputs` (arrays) graph inputs, named by rml.lowering.names'
+    rule (input.0, … unless given, or fn's parameter names with input_names="arguments")."""
     example_inputs = tuple(np.asarray(x) for x in example_inputs)
     closed = jax.make_jaxpr(fn)(params, *example_inputs)
     leaves = tree_util.tree_flatten_with_path(params)[0]
@@ -414,7 +416,7 @@ def export(fn, params, example_inputs, input_names: list[str] | None = None) -> 
     b = Builder()
     L = Lowering(b)
     args = [Value(b.constant(np.asarray(leaf), parameter_name(path))) for path, leaf in leaves]
-    names = input_names or [f"input.{i}" for i in range(len(example_inputs))]
+    names = names_rule.input_names(input_names, len(example_inputs), lambda n: names_rule.jax_arguments(fn, n))
     args += [Value(b.input(name, x)) for name, x in zip(names, example_inputs)]
     outputs = lower_jaxpr(L, closed.jaxpr, closed.consts, args)
     for i, out in enumerate(outputs):

@@ -41,6 +41,7 @@ import numpy as np
 
 from ._rml import Builder, Error, ExportError
 from .lowering import base
+from .lowering import names as names_rule
 from .lowering.base import Table, Value, output_name, shape_mismatch
 from .lowering.elementwise import atan2, clamp, convert, erfc, expm1, log1p, tan
 from .lowering.linalg import dot_general
@@ -1075,15 +1076,15 @@ def _to_numpy(x) -> np.ndarray:
     return np.asarray(x)
 
 
-def export(text: str, parameters, example_inputs, input_names: list[str] | None = None) -> Builder:
+def export(text: str, parameters, example_inputs, input_names: list[str] | str | None = None) -> Builder:
     """Imports a StableHLO module into a Builder. @main's leading arguments are
     `parameters` (a dict name -> array, in order), which become named constants; the
-    remaining arguments are graph inputs with `example_inputs` as example values."""
+    remaining arguments are graph inputs with `example_inputs` as example values, named
+    input.0, … unless `input_names` lists names (a bare text has no argument names to keep;
+    export_torch/jax/tf read them from the framework's model)."""
     params = _parameters(parameters)
     inputs = [_to_numpy(x) for x in example_inputs]
-    names = list(input_names) if input_names else [f"input.{i}" for i in range(len(inputs))]
-    if len(names) != len(inputs):
-        raise ExportError(f"{len(names)} input names for {len(inputs)} inputs")
+    names = names_rule.input_names(input_names, len(inputs), _no_argument_names)
     context, module = parse(text)
     with context:
         main = _main(module)
@@ -1115,16 +1116,27 @@ def export(text: str, parameters, example_inputs, input_names: list[str] | None 
 
 
 # --- conveniences ---------------------------------------------------------------------------------
-def export_jax(fn, params, example_inputs, input_names: list[str] | None = None, portable: bool = True) -> Builder:
+def _no_argument_names(count: int) -> list[str]:
+    raise ExportError("a StableHLO text carries no argument names to keep; pass input_names as a list")
+
+
+# Inputs are named as on the direct routes (rml.lowering.names' rule), argument names
+# read from the framework's model.
+def export_jax(fn, params, example_inputs, input_names: list[str] | str | None = None,
+               portable: bool = True) -> Builder:
+    names = names_rule.input_names(input_names, len(example_inputs), lambda n: names_rule.jax_arguments(fn, n))
     text, parameters = jax_module(fn, params, example_inputs, portable)
-    return export(text, parameters, example_inputs, input_names)
+    return export(text, parameters, example_inputs, names)
 
 
-def export_tf(model, example_inputs, input_names: list[str] | None = None) -> Builder:
+def export_tf(model, example_inputs, input_names: list[str] | str | None = None) -> Builder:
+    names = names_rule.input_names(input_names, len(example_inputs), lambda n: names_rule.tf_arguments(model, n))
     text, parameters = tf_module(model, example_inputs)
-    return export(text, parameters, example_inputs, input_names)
+    return export(text, parameters, example_inputs, names)
 
 
-def export_torch(module, example_inputs, input_names: list[str] | None = None) -> Builder:
+def export_torch(module, example_inputs, input_names: list[str] | str | None = None) -> Builder:
+    names = names_rule.input_names(input_names, len(example_inputs),
+                                   lambda n: names_rule.torch_arguments(module, n))
     text, parameters = torch_module(module, example_inputs)
-    return export(text, parameters, example_inputs, input_names)
+    return export(text, parameters, example_inputs, names)

@@ -25,6 +25,7 @@ from tensorflow.python.framework.convert_to_constants import convert_variables_t
 
 from ._rml import Builder, ExportError
 from .lowering import base
+from .lowering import names as names_rule
 from .lowering.base import Table, Value, output_name, shape_mismatch
 from .lowering.elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, clamp, convert, cosh, erfc, expm1,
                                    log1p, sinh, tan)
@@ -50,7 +51,9 @@ class Lowering(base.Lowering):
         self.names: dict[int, tuple[np.ndarray, str]] = {}           # -> its variable name
         self.used_names: set[str] = set()
         self.node = None                        # the NodeDef being lowered
-        self._session = None
+        self.functions: dict[str, Any] = {}     # name -> FunctionDef (bodies of While loops)
+        self.trips = 0                          # loop trips unrolled so far, all loops together
+        self._sessions: dict[int, tuple] = {}   # id(graph) -> (graph, its folding session)
 
     # --- values -------------------------------------------------------------
     def value(self, x) -> Value:
@@ -139,14 +142,15 @@ class Lowering(base.Lowering):
     # --- folding --------------------------------------------------------------
     def fold(self, node, inputs: dict[str, np.ndarray]) -> tuple:
         """Runs one node in TensorFlow on constant inputs."""
-        if self._session is None:
-            self._session = tf.compat.v1.Session(graph=self.graph)
+        if id(self.graph) not in self._sessions:
+            self._sessions[id(self.graph)] = (self.graph, tf.compat.v1.Session(graph=self.graph))
+        session = self._sessions[id(self.graph)][1]
         outputs = self.graph.get_operation_by_name(node.name).outputs
-        return tuple(np.asarray(r) for r in self._session.run(list(outputs), feed_dict=inputs))
+        return tuple(np.asarray(r) for r in session.run(list(outputs), feed_dict=inputs))
 
     def close(self):
-        if self._session is not None:
-            self._session.close()
+        for _, session in self._sessions.values():
+            session.close()
 
 
 LOWERINGS = Table()
@@ -710,7 +714,7 @@ def topological_order(nodes: dict, outputs: list[str]) -> list:
 def _check_shapes(L, node, results: tuple):
     op = L.graph.get_operation_by_name(node.name)
     for i, (got, tensor) in enumerate(zip(results, op.outputs)):
-        if got is None or tensor.shape.rank is None:
+        if got is None or isinstance(got, TensorList) or tensor.shape.rank is None:
             continue
         lowered, recorded = L.shape(got), tensor.shape.as_list()
         if len(lowered) != len(recorded) or any(w is not None and g != w for g, w in zip(lowered, recorded)):
@@ -732,14 +736,14 @@ def lower_node(L, node):
         return (tf.make_ndarray(node.attr["value"].tensor),)
     inputs = [L.env[tensor_key(ref)] for ref in data_inputs(node)]
     # Identities pass a constant through as the same array, so it keeps its name.
-    foldable = node.op not in PASS_THROUGH_OPS and not _is_stateful(L, node)
+    foldable = node.op not in PASS_THROUGH_OPS and node.op not in TENSOR_LISTS and not _is_stateful(L, node)
     if inputs and foldable and all(isinstance(x, np.ndarray) for x in inputs):
         # Every data input is constant: run the op in TensorFlow itself.
         results = L.fold(node, {tensor_key(ref): x for ref, x in zip(data_inputs(node), inputs)})
         if node.op in RELAYOUT_OPS:
             L.name_like(results[0], inputs[0])
         return results
-    lower = LOWERINGS.get(node.op)
+    lower = _while if node.op in LOOPS else TENSOR_LISTS.get(node.op) or LOWERINGS.get(node.op)
     if lower is None:
         raise ExportError(f"TensorFlow op '{node.op}' has no rml lowering (node {node.name})")
     try:
@@ -749,41 +753,143 @@ def lower_node(L, node):
     return result if isinstance(result, tuple) else (result,)
 
 
-def lower_graph(frozen, example_inputs, variable_names: dict[str, str], input_names: list[str] | None = None,
+def lower_nodes(L, nodes: dict, outputs: list[str], variable_names: dict[str, str]) -> list:
+    """Lowers what `outputs` ("node:i" references into `nodes`, the NodeDefs of L.graph)
+    need, with the placeholders already in L.env; returns the outputs' values."""
+    for node in topological_order(nodes, [o.rsplit(":", 1)[0] for o in outputs]):
+        if node.op == "Placeholder":
+            if node.name + ":0" not in L.env:
+                raise ExportError(f"placeholder {node.name} is not an input of the traced function")
+            continue
+        L.node = node
+        results = lower_node(L, node)
+        if node.op == "Const" and node.name in variable_names:
+            L.names[id(results[0])] = (results[0], variable_names[node.name])
+        _check_shapes(L, node, results)
+        for i, r in enumerate(results):
+            L.env[f"{node.name}:{i}"] = r
+    return [L.env[tensor_key(o)] for o in outputs]
+
+
+def lower_graph(frozen, example_inputs, variable_names: dict[str, str], input_names: list[str] | str | None = None,
                 builder: Builder | None = None) -> Builder:
     """Lowers a frozen concrete function into a Builder."""
     b = builder or Builder()
     L = Lowering(b, frozen.graph)
-    nodes = {n.name: n for n in frozen.graph.as_graph_def().node}
+    graph_def = frozen.graph.as_graph_def()
+    L.functions = {f.signature.name: f for f in graph_def.library.function}
     placeholders = [t.op.name for t in frozen.inputs]
     if len(placeholders) != len(example_inputs):
         raise ExportError(f"the traced function has {len(placeholders)} inputs, {len(example_inputs)} examples given")
-    names = input_names or [f"input.{i}" for i in range(len(placeholders))]
+    names = names_rule.input_names(input_names, len(placeholders),
+                                   lambda n: [p.removesuffix("_placeholder") for p in placeholders])
     for placeholder, name, example in zip(placeholders, names, example_inputs):
         L.env[placeholder + ":0"] = Value(b.input(name, example))
     outputs = [t.name for t in frozen.outputs]
     try:
-        for node in topological_order(nodes, [o.rsplit(":", 1)[0] for o in outputs]):
-            if node.op == "Placeholder":
-                if node.name + ":0" not in L.env:
-                    raise ExportError(f"placeholder {node.name} is not an input of the traced function")
-                continue
-            L.node = node
-            results = lower_node(L, node)
-            if node.op == "Const" and node.name in variable_names:
-                L.names[id(results[0])] = (results[0], variable_names[node.name])
-            _check_shapes(L, node, results)
-            for i, r in enumerate(results):
-                L.env[f"{node.name}:{i}"] = r
-        for i, out in enumerate(outputs):
+        values = lower_nodes(L, {n.name: n for n in graph_def.node}, outputs, variable_names)
+        for i, (out, value) in enumerate(zip(outputs, values)):
             name = output_name(i, len(outputs))
             try:
-                b.output(name, L.value(L.env[tensor_key(out)]))
+                b.output(name, L.value(value))
             except ExportError as e:
                 raise ExportError(f"{name} ({out}): {e}") from None
     finally:
         L.close()
     return b
+
+
+# --- loops --------------------------------------------------------------------------------------
+# Functional While loops (Keras RNN layers, tf.while_loop) are unrolled: the condition is
+# computed at export time and the body inlined trip by trip. Their TensorArrays (TensorList
+# ops on variant tensors) are Python lists of lowered elements, indexed by constants.
+MAX_LOOP_TRIPS = 4096
+
+
+class TensorList:
+    """A TensorList's elements (lowered values or constants; None where never set)."""
+
+    def __init__(self, items: list):
+        self.items = items
+
+    def item(self, index) -> Any:
+        i = int(index)
+        if not -len(self.items) <= i < len(self.items) or self.items[i] is None:
+            raise ExportError(f"TensorList element {i} is read before it is set ({len(self.items)} elements)")
+        return self.items[i]
+
+
+def lower_function(L, name: str, args: list) -> list:
+    """Inlines the library function `name` applied to `args`."""
+    from tensorflow.python.framework.function_def_to_graph import function_def_to_graph
+    if name not in L.functions:
+        raise ExportError(f"function {name} is not in the graph's library")
+    graph = function_def_to_graph(L.functions[name])
+    if len(graph.inputs) != len(args):
+        raise ExportError(f"function {name} takes {len(graph.inputs)} arguments, {len(args)} given")
+    outer = (L.graph, L.env, L.node)
+    L.graph, L.env = graph, {t.name: a for t, a in zip(graph.inputs, args)}
+    try:
+        nodes = {n.name: n for n in graph.as_graph_def().node}
+        return lower_nodes(L, nodes, [t.name for t in graph.outputs], {})
+    finally:
+        L.graph, L.env, L.node = outer
+
+
+def _while(L, *state):
+    cond, body = L.attr("cond").name, L.attr("body").name
+    state, trips = list(state), 0
+    while True:
+        (flag,) = lower_function(L, cond, state)
+        if not isinstance(flag, np.ndarray):
+            raise ExportError("the loop condition is not known at export time "
+                              "(only loops with a constant trip count are unrolled)")
+        if not bool(flag):
+            return tuple(state)
+        if trips == MAX_LOOP_TRIPS:
+            raise ExportError(f"the loop runs more than {MAX_LOOP_TRIPS} trips (the unrolling limit)")
+        state = lower_function(L, body, state)
+        trips += 1
+
+
+LOOPS = ("While", "StatelessWhile")
+
+
+def _tensor_list_reserve(L, element_shape, num_elements):
+    return TensorList([None] * int(L.constant(num_elements, "the number of TensorList elements")))
+
+
+def _tensor_list_from_tensor(L, x, element_shape):
+    shape = list(L.shape(x))
+    if isinstance(x, np.ndarray):
+        return TensorList(list(x))
+    return TensorList([L.reshape(slice_axis(L, x, 0, i, i + 1), shape[1:]) for i in range(shape[0])])
+
+
+def _tensor_list_get_item(L, items, index, element_shape):
+    return items.item(L.constant(index, "a TensorList index"))
+
+
+def _tensor_list_set_item(L, items, index, item):
+    i = int(L.constant(index, "a TensorList index"))
+    if not -len(items.items) <= i < len(items.items):
+        raise ExportError(f"TensorList index {i} is out of range ({len(items.items)} elements)")
+    updated = list(items.items)
+    updated[i] = item
+    return TensorList(updated)
+
+
+def _tensor_list_stack(L, items, element_shape):
+    elements = [items.item(i) for i in range(len(items.items))]
+    if all(isinstance(e, np.ndarray) for e in elements):
+        return np.stack(elements)
+    rows = [L.reshape(L.value(e), [1, *L.shape(e)]) for e in elements]
+    return rows[0] if len(rows) == 1 else L.op("concat", rows, {"axis": 0})
+
+
+TENSOR_LISTS = {"TensorListReserve": _tensor_list_reserve, "TensorListFromTensor": _tensor_list_from_tensor,
+                "TensorListGetItem": _tensor_list_get_item, "TensorListSetItem": _tensor_list_set_item,
+                "TensorListStack": _tensor_list_stack}
 
 
 def _is_keras_model(model) -> bool:
@@ -812,11 +918,15 @@ def freeze(model, example_inputs) -> tuple:
     # placeholder into a Const of the same name.
     variable_names = {internal.op.name: by_handle[id(external)] for external, internal in concrete.graph.captures
                       if id(external) in by_handle}
-    return convert_variables_to_constants_v2(concrete), variable_names
+    # Loops stay functional While ops with their bodies in the library (unrolled above).
+    return convert_variables_to_constants_v2(concrete, lower_control_flow=False), variable_names
 
 
-def export(model, example_inputs, input_names: list[str] | None = None) -> Builder:
-    """Exports `model` called on `example_inputs` (a tuple of NumPy arrays) into a Builder."""
+def export(model, example_inputs, input_names: list[str] | str | None = None) -> Builder:
+    """Exports `model` called on `example_inputs` (a tuple of NumPy arrays) into a Builder.
+    Inputs are named by rml.lowering.names' rule (input.0, … unless given, or the Keras
+    Input layers' or the function's parameter names with input_names="arguments")."""
     examples = tuple(np.asarray(x) for x in example_inputs)
     frozen, variable_names = freeze(model, examples)
-    return lower_graph(frozen, examples, variable_names, input_names=input_names)
+    names = names_rule.input_names(input_names, len(examples), lambda n: names_rule.tf_arguments(model, n))
+    return lower_graph(frozen, examples, variable_names, input_names=names)

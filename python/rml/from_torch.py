@@ -20,6 +20,7 @@ import torch
 
 from ._rml import Builder, ExportError
 from .lowering import base
+from .lowering import names as names_rule
 from .lowering.base import Table, Value, output_name, shape_mismatch
 from .lowering.elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, clamp, convert, cosh, expm1,
                                    log1p, log_base, sinh, tan)
@@ -928,7 +929,7 @@ def lower_program(program: torch.export.ExportedProgram, example_inputs, builder
     state = dict(program.state_dict)
     state.update(program.constants)
     user_inputs = [s for s in signature.input_specs if s.kind == torch.export.graph_signature.InputKind.USER_INPUT]
-    names = input_names or [s.arg.name for s in user_inputs]
+    names = names_rule.input_names(input_names, len(user_inputs), lambda count: [s.arg.name for s in user_inputs])
     user_values = dict(zip([s.arg.name for s in user_inputs], example_inputs))
     user_names = dict(zip([s.arg.name for s in user_inputs], names))
     for spec in signature.input_specs:
@@ -977,8 +978,10 @@ def lower_program(program: torch.export.ExportedProgram, example_inputs, builder
     return b
 
 
-def export(module: torch.nn.Module, example_inputs, input_names: list[str] | None = None) -> Builder:
-    """Exports `module` called on `example_inputs` (a tuple of tensors) into a Builder."""
+def export(module: torch.nn.Module, example_inputs, input_names: list[str] | str | None = None) -> Builder:
+    """Exports `module` called on `example_inputs` (a tuple of tensors) into a Builder.
+    Inputs are named by rml.lowering.names' rule (input.0, … unless given, or forward()'s
+    parameter names with input_names="arguments")."""
     module = module.eval()
     example_inputs = tuple(example_inputs)
     with torch.no_grad():
@@ -987,4 +990,6 @@ def export(module: torch.nn.Module, example_inputs, input_names: list[str] | Non
         for op in KEEP:
             table.pop(op, None)
         program = program.run_decompositions(table)
-    return lower_program(program, example_inputs, input_names=input_names)
+    names = names_rule.input_names(input_names, len(example_inputs),
+                                   lambda n: names_rule.torch_arguments(module, n))
+    return lower_program(program, example_inputs, input_names=names)

@@ -291,7 +291,7 @@ def test_keras_functional_model_beyond_the_zoo(tmp_path):
     h = keras.layers.MaxPooling2D(2)(h)
     h = keras.layers.Flatten()(h)
     h = keras.layers.Dropout(0.5)(h)
-    h = keras.layers.Dense(16, activation="gelu")(h)
+    h = keras.layers.Dense(16, activation="gelu", name="hidden")(h)  # auto names depend on earlier models
     outputs = keras.layers.Dense(4, activation="softmax")(h)
     model = keras.Model(inputs, outputs)
     bn = model.layers[2]
@@ -303,7 +303,7 @@ def test_keras_functional_model_beyond_the_zoo(tmp_path):
     expected = model(x, training=False)
     builder = check(model, x, tmp_path=tmp_path, expected=expected)
     graph = json.loads((tmp_path / "m.json").read_text())
-    assert "dense/kernel" in {v.get("name") for v in graph["values"]}
+    assert "hidden/kernel" in {v.get("name") for v in graph["values"]}
     assert builder.node_count > 0
 
 
@@ -321,3 +321,34 @@ def test_the_export_command_line_takes_a_tf_factory(tmp_path, run_rml):
                              "-o", str(out)], cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "matmul" in run_rml("info", out).stdout
+
+
+@pytest.mark.parametrize("layer", ["LSTM", "GRU", "SimpleRNN"])
+def test_keras_recurrent_layers_unroll_their_while_loop(layer, tmp_path):
+    """Keras RNN layers run a functional While over TensorArrays (TensorList ops); the
+    exporter unrolls it with its condition known at export time."""
+    import keras
+
+    keras.utils.set_random_seed(1)
+    model = keras.Sequential([keras.Input((7, 5)), getattr(keras.layers, layer)(6, return_sequences=True),
+                              getattr(keras.layers, layer)(4)])
+    x = f32(2, 7, 5)
+    assert {"While", "TensorListFromTensor", "TensorListStack"} <= traced_op_types(model, (x,))
+    check(model, x, tmp_path=tmp_path, expected=model(x, training=False))
+
+
+def test_a_while_loop_with_a_constant_trip_count_unrolls(tmp_path):
+    @tf.function(autograph=False)
+    def doubled_five_times(x):
+        return tf.while_loop(lambda i, v: i < 5, lambda i, v: (i + 1, v * 2.0 + 1.0), (tf.constant(0), x))[1]
+
+    check(doubled_five_times, f32(3, 4), tmp_path=tmp_path, op_type="StatelessWhile")
+
+
+def test_a_while_loop_whose_condition_reads_the_input_fails_by_name():
+    @tf.function(autograph=False)
+    def until_large(x):
+        return tf.while_loop(lambda v: tf.reduce_sum(v) < 100.0, lambda v: (v * 2.0,), (x,))[0]
+
+    with pytest.raises(rml.ExportError, match=r"While'.*condition is not known at export time"):
+        export(until_large, (np.ones((2, 2), np.float32),))

@@ -58,12 +58,10 @@ def tf_module(model, example_inputs) -> tuple[str, dict]:
     import tensorflow as tf
     from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
-    inputs = [np.asarray(x) for x in example_inputs]
-    def call(*xs):
-        return model(*xs)
+    from ..from_tf import _traceable  # traced as the direct route traces it (Keras: inference mode)
 
-    traced = tf.function(call)
-    concrete = traced.get_concrete_function(*[tf.TensorSpec(x.shape, tf.as_dtype(x.dtype)) for x in inputs])
+    inputs = [np.asarray(x) for x in example_inputs]
+    concrete = _traceable(model).get_concrete_function(*[tf.TensorSpec(x.shape, tf.as_dtype(x.dtype)) for x in inputs])
     # Loops stay functional While ops, which XLA compiles (v1 Enter/Exit it cannot).
     frozen = convert_variables_to_constants_v2(concrete, lower_control_flow=False)
     compiled = tf.function(frozen, jit_compile=True)
