@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import aten_coverage
+import op_set_coverage
 from exporter_lowerings import (Analysis, CallSite, FACTS, Function, Known, Opaque, Source, describe, is_sink,
                                 scope_nodes, sink_arguments)
 
@@ -46,7 +47,9 @@ EXPORTERS = [
     Exporter("PyTorch direct", "python/rml/from_torch.py", "ATen overload"),
     Exporter("JAX direct", "python/rml/from_jax.py", "jaxpr primitive",
              walk={"CALLS": "none: inlined (the called jaxpr is lowered in place)",
-                   "scan": "none: unrolled (its body is lowered once per step)"}),
+                   "scan": "none: unrolled (its body is lowered once per step)",
+                   "cond": "none: the branch chosen at export time is inlined",
+                   "while": "none: unrolled (the condition must be known at export time)"}),
     Exporter("TensorFlow direct", "python/rml/from_tf.py", "GraphDef op type",
              walk={"Const": "none: a constant", "Placeholder": "none: a graph input",
                    "LOOPS": "none: unrolled (the condition must be known at export time)",
@@ -233,14 +236,16 @@ def exporter_rows(exporter: Exporter, analysis: Analysis) -> dict[str, str]:
 def render(analysis: Analysis | None = None) -> str:
     analysis = analysis or Analysis.of_package()
     parts = [INTRO]
+    rows_by_exporter = {}
     for exporter in EXPORTERS:
-        rows = exporter_rows(exporter, analysis)
+        rows = rows_by_exporter[exporter.title] = exporter_rows(exporter, analysis)
         if exporter.kind == "ATen overload":
             aten_lowered = {op for op, ops in rows.items()}
         parts.append(f"\n## {exporter.title} (`{exporter.path}`)\n\n{len(rows)} entries.\n\n"
                      f"| {exporter.kind} | rml ops |\n| --- | --- |\n")
         parts.append("".join(f"| `{op}` | {ops} |\n" for op, ops in sorted(rows.items())))
     parts.append(aten_coverage.render(aten_lowered))
+    parts.append(op_set_coverage.render(rows_by_exporter))
     return "".join(parts)
 
 

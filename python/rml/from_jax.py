@@ -30,7 +30,7 @@ from .lowering.layout import split
 from .lowering.linalg import dot_general
 from .lowering.nn import product, top_k
 from .lowering.rounding import ceil, floor, round_half_away, round_half_even, sign
-from .lowering.windows import convolution, reduce_window_max, reduce_window_sum
+from .lowering.windows import convolution, reduce_window_max, reduce_window_min, reduce_window_sum
 
 
 class Lowering(base.Lowering):
@@ -50,8 +50,8 @@ UNARY = {"neg": "neg", "abs": "abs", "exp": "exp", "log": "log", "sqrt": "sqrt",
 for _prim, _name in UNARY.items():
     LOWERINGS[_prim] = (lambda name: lambda L, x, **_: L.op(name, [x]))(_name)
 
-BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "maximum", "min": "minimum", "pow": "pow",
-          "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
+BINARY = {"add": "add", "add_any": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "maximum",
+          "min": "minimum", "pow": "pow", "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
 for _prim, _name in BINARY.items():
     LOWERINGS[_prim] = (lambda name: lambda L, a, b, **_: L.op(name, [a, b]))(_name)
 
@@ -84,6 +84,18 @@ def _round(L, x, rounding_method=0, **_):
 @LOWERINGS.register("is_finite")
 def _is_finite(L, x, **_):
     return L.op("lt", [L.op("abs", [x]), np.float32(np.inf)])  # NaN compares false
+
+
+def _bools(L, name: str, *xs) -> Value:
+    if L.eqn.outvars[0].aval.dtype != np.bool_:
+        raise ExportError("bitwise ops are lowered on bools only (rml's i32 has no bit operations)")
+    return L.op(name, [L.value(x) for x in xs])
+
+
+LOWERINGS.register("and")(lambda L, a, b, **_: _bools(L, "mul", a, b))
+LOWERINGS.register("or")(lambda L, a, b, **_: _bools(L, "maximum", a, b))
+LOWERINGS.register("xor")(lambda L, a, b, **_: _bools(L, "ne", a, b))
+LOWERINGS.register("not")(lambda L, x, **_: _bools(L, "eq", x, np.bool_(False)))
 
 
 @LOWERINGS.register("argmax", "argmin")
@@ -148,9 +160,11 @@ def _convert(L, x, new_dtype, **_):
     return convert(L, x, to)
 
 
-@LOWERINGS.register("copy", "copy_p", "stop_gradient", "optimization_barrier")
+@LOWERINGS.register("copy", "copy_p", "stop_gradient", "optimization_barrier", "name", "device_put",
+                    "sharding_constraint")
 def _identity(L, *xs, **_):
-    return xs[0] if len(xs) == 1 else list(xs)
+    """Annotations (checkpoint names, placement, sharding) and barriers: the values themselves."""
+    return list(xs) if L.eqn.primitive.multiple_results else xs[0]
 
 
 # --- shapes -------------------------------------------------------------------
@@ -244,6 +258,16 @@ for _prim, _name in {"reduce_sum": "reduce_sum", "reduce_max": "reduce_max", "re
     LOWERINGS[_prim] = (lambda name: lambda L, x, axes, **_: L.op(name, [x], {"axes": [int(a) for a in axes]}))(_name)
 
 
+def _bool_reduce(L, name: str, x, axes) -> Value:
+    """all / any: the min / max of the bools as 0 and 1."""
+    y = L.op(name, [convert(L, L.value(x), "f32")], {"axes": [int(a) for a in axes]})
+    return L.op("ne", [y, np.float32(0)])
+
+
+LOWERINGS.register("reduce_and")(lambda L, x, axes, **_: _bool_reduce(L, "reduce_min", x, axes))
+LOWERINGS.register("reduce_or")(lambda L, x, axes, **_: _bool_reduce(L, "reduce_max", x, axes))
+
+
 # --- contraction, convolution, windows --------------------------------------------
 @LOWERINGS.register("dot_general")
 def _dot_general(L, a, b, dimension_numbers, **_):
@@ -258,6 +282,7 @@ def _conv(L, x, w, window_strides, padding, lhs_dilation, rhs_dilation, dimensio
 
 
 LOWERINGS.register("reduce_window_max")(reduce_window_max)
+LOWERINGS.register("reduce_window_min")(reduce_window_min)
 LOWERINGS.register("reduce_window_sum")(reduce_window_sum)
 
 
@@ -294,7 +319,7 @@ def _top_k(L, x, k, axis=None, **_):
 
 
 # --- the walk ----------------------------------------------------------------------
-CALLS = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
+CALLS = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr", "call": "call_jaxpr",
          "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr",
          "remat": "jaxpr", "checkpoint": "jaxpr", "remat2": "jaxpr", "custom_lin": "jaxpr"}
 MAX_SCAN_STEPS = 4096
@@ -356,6 +381,34 @@ def _scan(L, args, jaxpr, length, reverse, num_consts, num_carry, **_):
     return carry + ys
 
 
+def _known(x, what: str):
+    if not _is_constant(x):
+        raise ExportError(f"{what} is not known at export time (only branches and loops decided at export "
+                          "time are inlined or unrolled)")
+    return np.asarray(x)
+
+
+def _cond(L, args, branches, **_):
+    """lax.cond / switch with an index known at export time: that branch, inlined."""
+    index = int(np.clip(_known(args[0], "the branch index"), 0, len(branches) - 1))
+    sub, sub_consts = _closed(branches[index])
+    return lower_jaxpr(L, sub, sub_consts, args[1:])
+
+
+def _while(L, args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, **_):
+    """lax.while_loop with a condition known at export time on every trip: unrolled."""
+    cond_consts, body_consts = args[:cond_nconsts], args[cond_nconsts:cond_nconsts + body_nconsts]
+    state, trips = list(args[cond_nconsts + body_nconsts:]), 0
+    cond, cond_closed = _closed(cond_jaxpr)
+    body, body_closed = _closed(body_jaxpr)
+    while bool(_known(lower_jaxpr(L, cond, cond_closed, list(cond_consts) + state)[0], "the loop condition")):
+        if trips == MAX_SCAN_STEPS:
+            raise ExportError(f"the loop runs more than {MAX_SCAN_STEPS} trips (the unrolling limit)")
+        state = lower_jaxpr(L, body, body_closed, list(body_consts) + state)
+        trips += 1
+    return state
+
+
 def lower_jaxpr(L: Lowering, jaxpr, consts, args) -> list:
     """Lowers `jaxpr` applied to `args` (Values or constants); returns its outputs."""
     env: dict = {}
@@ -375,6 +428,10 @@ def lower_jaxpr(L: Lowering, jaxpr, consts, args) -> list:
             results = lower_jaxpr(L, sub, sub_consts, ins)
         elif name == "scan":
             results = _scan(L, ins, **eqn.params)
+        elif name == "cond":
+            results = _cond(L, ins, **eqn.params)
+        elif name == "while":
+            results = _while(L, ins, **eqn.params)
         else:
             lower = LOWERINGS.get(name)
             if lower is None:

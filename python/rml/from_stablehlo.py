@@ -47,7 +47,8 @@ from .lowering.elementwise import atan2, clamp, convert, erfc, expm1, log1p, tan
 from .lowering.linalg import dot_general
 from .lowering.nn import top_k
 from .lowering.rounding import ceil, floor, round_half_away, round_half_even, sign
-from .lowering.windows import convolution, reduce_window_max, reduce_window_sum
+from .lowering.index import flip
+from .lowering.windows import convolution, reduce_window_max, reduce_window_min, reduce_window_sum
 from .stablehlo.parsing import (_constant_attr, _int, _ints, _kind, _mlir, _numpy_type, _pairs, _rml_dtype,
                                 _to_rml_array, _type, parse)
 # The producers are part of this module's API (they live in rml.stablehlo, apart from the importer).
@@ -462,6 +463,11 @@ def _transpose(I, op, ins):
     return I.transpose(ins[0], _ints(op, "permutation"))
 
 
+@LOWERINGS.register("stablehlo.reverse")
+def _reverse(I, op, ins):
+    return flip(I, ins[0], _ints(op, "dimensions"))
+
+
 @EVALUATORS.register("stablehlo.transpose")
 def _transpose_np(op, ins):
     return np.transpose(ins[0], _ints(op, "permutation"))
@@ -729,12 +735,15 @@ def _reduce_window(I, op, ins):
                   window_dilation=_ints(op, "window_dilations", [1] * rank))
     if reducer == "stablehlo.maximum":
         out = reduce_window_max(I, x, **window)
+    elif reducer == "stablehlo.minimum":
+        out = reduce_window_min(I, x, **window)
+        return out if _is_identity(I, init, reducer) else I.op("minimum", [out, init])
     elif reducer == "stablehlo.add":
         if not _is_identity(I, init, reducer):
             raise ExportError("reduce_window add with a non-zero initial value has no lowering")
         return reduce_window_sum(I, x, **window)
     else:
-        raise ExportError(f"reduce_window with a {reducer} body has no lowering (max and add only)")
+        raise ExportError(f"reduce_window with a {reducer} body has no lowering (max, min and add only)")
     return out if _is_identity(I, init, reducer) else I.op("maximum", [out, init])
 
 

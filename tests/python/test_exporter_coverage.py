@@ -53,3 +53,33 @@ def test_the_core_aten_op_set_is_covered_to_the_issue_target(generated):
     assert lowered >= 0.9 * in_scope, f"{lowered} of {in_scope} core ATen ops lowered"
     assert "| `aten.cumsum.default` | not lowered |" in section
     assert "| `aten.convolution_backward.default` | out of scope | a gradient" in section
+
+
+@pytest.mark.parametrize("title, kind", [("JAX primitives", "primitive"), ("StableHLO op set", "op")])
+def test_jax_primitives_and_the_stablehlo_op_set_are_measured(generated, title, kind):
+    """Issue 19: each framework's operator set, read from the installed package, with every
+    operator lowered, out of scope or not lowered with its reason."""
+    import re
+    section = generated[generated.index(f"## {title}"):]
+    section = section[:section.find("\n## ", 1)] if "\n## " in section[1:] else section
+    total, out, in_scope, lowered = (int(n) for n in re.search(
+        rf"(\d+) {kind}s against .*?; (\d+) are out of scope .*?of the other (\d+), \*\*(\d+) are lowered",
+        section, re.S).groups())
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines() if line.startswith("| `")]
+    assert len(rows) == total > 100 and total - out == in_scope
+    assert sum(r[1] == "lowered" for r in rows) == lowered
+    assert all(r[1] in ("lowered", "out of scope", "not lowered") and (r[1] == "lowered" or r[2]) for r in rows)
+
+
+def test_an_operator_nobody_classified_fails_generation(monkeypatch):
+    import op_set_coverage
+    monkeypatch.setattr(op_set_coverage.JAX, "ops", lambda: op_set_coverage.jax_primitives() + ["made_up_primitive"])
+    with pytest.raises(ValueError, match="primitive made_up_primitive is neither lowered"):
+        exporter_coverage.render()
+
+
+def test_known_rows_of_the_operator_sets(generated):
+    for row in ("| `cumsum` | not lowered | needs a cumulative op", "| `while` | lowered |", "| `cond` | lowered |",
+                "| `psum` | out of scope | a collective", "| `stablehlo.reverse` | lowered |",
+                "| `stablehlo.remainder` | not lowered | f32 remainder", "| `iota` | lowered | computed at export time"):
+        assert row in generated, row

@@ -47,6 +47,8 @@ RECIPES = {
     "atan": (jnp.arctan, X * 5), "asin": (jnp.arcsin, UNIT), "acos": (jnp.arccos, UNIT),
     "atan2": (lambda x: jnp.arctan2(x, x[::-1]), X), "argmax": (lambda x: jnp.argmax(x, axis=1), X),
     "argmin": (lambda x: jnp.argmin(x, axis=-1), X), "prod": (lambda x: jnp.prod(x, axis=(0, 2)), X),
+    "all": (lambda x: jnp.all(x > -0.5, axis=1), X), "any": (lambda x: jnp.any(x > 1.0, axis=(0, 2)), X),
+    "reduce_window_min": (lambda x: lax.reduce_window(x, jnp.inf, lax.min, (1, 1, 3, 3), (1, 1, 2, 2), "SAME"), IMAGE),
 }
 
 
@@ -207,3 +209,30 @@ def test_the_export_command_line_takes_a_jax_factory(tmp_path, run_rml):
                              "-o", str(out)], cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "input.0: f32[2, 12]" in run_rml("info", out).stdout
+
+
+def test_bool_logic_cond_and_while_lower(tmp_path):
+    """and/or/xor/not on bools; lax.cond on a predicate known at export time inlines its
+    branch; lax.while_loop whose condition folds unrolls."""
+    def logic(p, x):
+        a, b = x > 0, x < 0.5
+        return jnp.where((a & b) | ~(a ^ b), x, -x)
+
+    def branch(p, x):
+        return lax.cond(x.shape[0] > 1, lambda v: v * 2.0, lambda v: v - 1.0, x)
+
+    def loop(p, x):
+        return lax.while_loop(lambda c: c[0] < 4, lambda c: (c[0] + 1, c[1] * 0.5 + 1.0), (0, x))[1]
+
+    for fn in (logic, branch, loop):
+        check(fn, X, tmp_path=tmp_path)
+
+
+def test_a_while_loop_whose_condition_reads_the_input_fails_by_name():
+    def until_large(p, x):
+        return lax.while_loop(lambda v: jnp.sum(v) < 100.0, lambda v: v * 2.0, x)
+
+    with pytest.raises(rml.ExportError, match="the loop condition is not known at export time"):
+        export(until_large, {}, (POS,))
+    with pytest.raises(rml.ExportError, match="branch index is not known at export time"):
+        export(lambda p, x: lax.cond(jnp.sum(x) > 0, lambda v: v, lambda v: -v, x), {}, (X,))

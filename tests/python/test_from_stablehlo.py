@@ -132,6 +132,9 @@ SHAPES = {
     "reduce_sum": lambda x: x.sum((0, 2)), "reduce_max": lambda x: x.max(1), "reduce_min": lambda x: x.min(-1),
     "reduce_all_any": lambda x: jnp.all(x > -1, axis=1, keepdims=True) * 1.0 + jnp.any(x > 1, axis=-1, keepdims=True),
     "mean": lambda x: x.mean(-1, keepdims=True),
+    "reverse": lambda x: jnp.flip(x, (0, 2)),
+    "reduce_window_min": lambda x: lax.reduce_window(x.reshape(1, 2, 3, 4), jnp.inf, lax.min, (1, 1, 2, 3), (1, 1, 1, 2),
+                                                     "SAME"),
 }
 
 

@@ -103,6 +103,14 @@ def reduce_window_max(L: Lowering, x, window_dimensions, window_strides, padding
     return in_nchw(L, x, layout, lambda y: L.op("max_pool2d", [y], attrs))
 
 
+def reduce_window_min(L: Lowering, x, window_dimensions, window_strides, padding, base_dilation,
+                      window_dilation) -> Value:
+    """-max(-x): negation is exact, and the max pool's -inf padding becomes the +inf a min pads with."""
+    negated = reduce_window_max(L, L.op("neg", [x]), window_dimensions, window_strides, padding, base_dilation,
+                                window_dilation)
+    return L.op("neg", [negated])
+
+
 def reduce_window_sum(L: Lowering, x, window_dimensions, window_strides, padding, base_dilation,
                       window_dilation) -> Value:
     """A window sum is the mean over the whole window (padding counted) times its size."""
