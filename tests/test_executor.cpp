@@ -357,6 +357,19 @@ void top_k_property(Rng& rng, int i) {
 
 // ------------------------------------------------------------ reductions
 
+void cumsum_property(Rng& rng, int i) {
+  const Shape s = random_shape(rng, static_cast<std::size_t>(1 + i % 4));
+  const int rank = static_cast<int>(s.size());
+  const CumSum op{.axis = uniform_int(rng, -rank, rank - 1), .exclusive = coin(rng), .reverse = coin(rng)};
+  const bool f32 = i % 3 != 2;
+  Tensor x = f32 ? uniform(rng, s, -4, 4) : ints(rng, s, -1000000000, 1000000000);  // i32 sums wrap
+  if (f32 && i % 4 == 1) sprinkle_specials(rng, x, 0.1);
+  Builder b;
+  b.output("y", b.op(op, {b.input("x", x)}));
+  check_builder(b, detail::concat(label("cumsum", i), " of ", to_string(s), " axis ", op.axis,
+                                  op.exclusive ? " exclusive" : "", op.reverse ? " reverse" : ""));
+}
+
 Ints random_axes(Rng& rng, std::size_t rank) {
   Ints axes;
   for (std::size_t d = 0; d < rank; ++d)
@@ -587,6 +600,7 @@ bool op_property(Rng& rng, int i) {
   else if constexpr (std::is_same_v<Op, ReduceSum> || std::is_same_v<Op, ReduceMean> || std::is_same_v<Op, ReduceMax> ||
                      std::is_same_v<Op, ReduceMin>)
     reduce_property<Op>(rng, i);
+  else if constexpr (std::is_same_v<Op, CumSum>) cumsum_property(rng, i);
   else if constexpr (std::is_same_v<Op, MatMul>) matmul_property(rng, i);
   else if constexpr (std::is_same_v<Op, Conv2d>) conv_property(rng, i);
   else if constexpr (std::is_same_v<Op, MaxPool2d> || std::is_same_v<Op, AvgPool2d>) pool_property<Op>(rng, i);
@@ -612,7 +626,7 @@ TEST_CASE("every op in the registry matches the reference on random shapes, fuse
     CHECK_MESSAGE(has_property, "op '", Op::name, "' has no executor property test");
   });
   CHECK(covered == Registry::size);
-  CHECK(Registry::size == 48);
+  CHECK(Registry::size == 49);
 }
 
 // ================================================================ attribute paths

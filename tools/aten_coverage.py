@@ -28,7 +28,6 @@ NOT_LOWERED = {
     "aten.max_pool3d_with_indices.default": "3-D windows (rml's pools are 2-D)",
     "aten._embedding_bag.default": "bags of run-time lengths (offsets): needs a segment sum",
     "aten.col2im.default": "overlapping sums of patches: needs a scatter-add (or a transposed convolution)",
-    "aten.cumsum.default": "needs a cumulative-sum op (issue 19)",
     "aten.fmod.Scalar": "f32 remainder: a - trunc(a / b) b is not exact, and rml has no mod op",
     "aten.fmod.Tensor": "f32 remainder: a - trunc(a / b) b is not exact, and rml has no mod op",
     "aten.remainder.Scalar": "f32 remainder: a - floor(a / b) b is not exact, and rml has no mod op",

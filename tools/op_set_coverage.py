@@ -6,6 +6,7 @@ classes), and an op in none of the classes is an error, so a new release forces 
 decision on each op it adds."""
 from __future__ import annotations
 
+import importlib.metadata
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -18,7 +19,7 @@ DYNAMIC = "dynamic shapes (rml's shapes are static)"
 LINALG = "a matrix decomposition or solve: no rml op"
 SPECIAL = "a special function with no rml op and no exact expression in rml's ops"
 BITS = "integer bit manipulation (rml's i32 has no bit operations)"
-CUMULATIVE = "needs a cumulative op (issue 19)"
+CUMULATIVE = "a cumulative product, maximum or minimum: rml's only running op is cumsum"
 QUANTIZED = "quantized types (rml's types are f32, i32 and bool)"
 
 
@@ -31,6 +32,7 @@ class OpSet:
     out_of_scope: dict[str, list[str]]             # reason -> ops
     not_lowered: dict[str, list[str]]              # reason -> ops
     at_export_time: dict[str, str] = field(default_factory=dict)  # op -> how it is computed
+    about: str = ""                                # where the set comes from
 
     def status(self, op: str, rows: dict[str, str]) -> tuple[str, str]:
         for reason, ops in self.out_of_scope.items():
@@ -47,6 +49,7 @@ class OpSet:
 
     def render(self, rows: dict[str, str]) -> str:
         ops = self.ops()
+        package = {"JAX": "jax", "StableHLO": "jaxlib", "TensorFlow": "keras"}[self.title.split()[0]]
         explained = [op for table in (self.out_of_scope, self.not_lowered) for group in table.values() for op in group]
         stale = [op for op in explained if op not in ops] + [op for group in self.not_lowered.values()
                                                               for op in group if op in rows and op in ops
@@ -56,7 +59,8 @@ class OpSet:
         table = [(op, *self.status(op, rows)) for op in ops]
         in_scope = [r for r in table if r[1] != "out of scope"]
         done = [r for r in in_scope if r[1] == "lowered"]
-        head = (f"\n## {self.title}\n\n{len(table)} {self.kind}s against the {self.exporter} above; "
+        about = self.about.format(version=importlib.metadata.version(package))
+        head = (f"\n## {self.title}\n\n{about} {len(table)} {self.kind}s against the {self.exporter} above; "
                 f"{len(table) - len(in_scope)} are out of scope for inference graphs; of the other {len(in_scope)}, "
                 f"**{len(done)} are lowered ({100 * len(done) / len(in_scope):.1f} %)**.\n\n"
                 f"| {self.kind} | status | note |\n| --- | --- | --- |\n")
@@ -92,7 +96,7 @@ JAX = OpSet(
                   "regularized_incomplete_beta", "zeta", "erf_inv"],
         BITS: ["bitcast_convert_type", "clz", "population_count", "shift_left", "shift_right_arithmetic",
                "shift_right_logical", "nextafter"],
-        CUMULATIVE: ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"],
+        CUMULATIVE: ["cumprod", "cummax", "cummin", "cumlogsumexp"],
         "no exact expression: pow(x, 1/3) is not cbrt to the last bit, and NaN for x < 0": ["cbrt"],
         "no exact expression: exp(x ln 2) and pow(2, x) round differently from exp2": ["exp2"],
         "f32 remainder: a - trunc(a / b) b is not exact, and rml has no mod op": ["rem"],
@@ -112,6 +116,7 @@ JAX = OpSet(
     },
     at_export_time={"iota": "computed at export time: takes no input, so JAX computes it and the result is a "
                             "constant"},
+    about="Every primitive `jax.extend.core.primitives` names (jax {version}).",
 )
 
 STABLEHLO = OpSet(
@@ -152,13 +157,32 @@ STABLEHLO = OpSet(
     },
     at_export_time={"stablehlo.iota": "computed at export time: takes no input (a constant)",
                     "stablehlo.dynamic_iota": "computed at export time from its constant shape"},
+    about="Every op of the StableHLO dialect's Python bindings (jaxlib {version}).",
 )
 
-OP_SETS = (JAX, STABLEHLO)
+def keras_ops() -> list[str]:
+    import keras_ops as traced
+    return list(traced.layer_ops())
+
+
+KERAS = OpSet(
+    "TensorFlow ops Keras layers emit", "TensorFlow direct exporter", "op type", keras_ops,
+    out_of_scope={},
+    not_lowered={
+        "3-D convolution and pooling (rml's windows are 2-D)": ["Conv3D", "MaxPool3D"],
+        "a transposed convolution (Conv1DTranspose, Conv2DTranspose): no rml op yet": ["Conv2DBackpropInput"],
+    },
+    at_export_time={"Range": "computed at export time: its bounds are constants (the RNN layers' time steps)"},
+    about=("The op types in the frozen inference graphs of Keras's built-in layers and activations, each traced "
+           "alone by `tools/keras_ops.py` (keras {version}, loop bodies included)."),
+)
+
+OP_SETS = (JAX, STABLEHLO, KERAS)
 
 
 def render(rows_by_exporter: dict[str, dict[str, str]]) -> str:
     """The sections for every op set; `rows_by_exporter` maps an exporter's section title
-    ("JAX direct", "StableHLO importer") to its table rows."""
-    titles = {"JAX direct exporter": "JAX direct", "StableHLO importer": "StableHLO importer"}
+    ("JAX direct", "StableHLO importer", "TensorFlow direct") to its table rows."""
+    titles = {"JAX direct exporter": "JAX direct", "StableHLO importer": "StableHLO importer",
+              "TensorFlow direct exporter": "TensorFlow direct"}
     return "".join(s.render(rows_by_exporter[titles[s.exporter]]) for s in OP_SETS)

@@ -107,7 +107,7 @@ using Registry = OpList<
     // layout and indexing
     Reshape, Transpose, BroadcastTo, Slice, Concat, Pad, Gather, TopK,  //
     // reductions and linear algebra
-    ReduceSum, ReduceMean, ReduceMax, ReduceMin, MatMul, Conv2d, MaxPool2d, AvgPool2d,  //
+    ReduceSum, ReduceMean, ReduceMax, ReduceMin, CumSum, MatMul, Conv2d, MaxPool2d, AvgPool2d,  //
     // fused nn ops
     Softmax, LayerNorm, Gelu, Sdpa>;
 

@@ -104,6 +104,11 @@ def _argmax(L, x, axes, index_dtype=None, **_):
     return extreme_along(L, x, int(axes[0]), False, smallest)[1]
 
 
+@LOWERINGS.register("cumsum")
+def _cumsum(L, x, axis, reverse=False, **_):
+    return L.op("cumsum", [x], {"axis": int(axis), "reverse": bool(reverse)})
+
+
 @LOWERINGS.register("reduce_prod")
 def _reduce_prod(L, x, axes, **_):
     for a in sorted((int(a) for a in axes), reverse=True):

@@ -722,6 +722,41 @@ def _reduce_np(op, ins):
     return fn(fn.reduce(x, axis=tuple(_ints(op, "dimensions"))), init)
 
 
+@EVALUATORS.register("stablehlo.reduce_window")
+def _reduce_window_np(op, ins):
+    """On constants of any rank: the padded input's windows (dilated, strided) reduced."""
+    if len(ins) != 2:
+        raise ExportError("reduce_window of several operands together has no lowering")
+    fn = REDUCERS[_reducer(op)][2]
+    x, init = ins
+    rank = x.ndim
+    window, strides = _ints(op, "window_dimensions"), _ints(op, "window_strides", [1] * rank)
+    pads, dilations = _pairs(op, "padding", rank), _ints(op, "window_dilations", [1] * rank)
+    if any(b != 1 for b in _ints(op, "base_dilations", [1] * rank)) or any(p < 0 for pair in pads for p in pair):
+        raise ExportError("reduce_window with base dilation or negative padding has no evaluation on constants")
+    padded = np.pad(x, pads, constant_values=np.asarray(init).item())
+    spans = [(w - 1) * d + 1 for w, d in zip(window, dilations)]
+    views = np.lib.stride_tricks.sliding_window_view(padded, spans)
+    views = views[tuple(slice(None, None, s) for s in strides) + tuple(slice(None, None, d) for d in dilations)]
+    return fn(fn.reduce(views, axis=tuple(range(rank, 2 * rank))), init).astype(x.dtype)
+
+
+def _running_sum(shape, window_dimensions, window_strides, padding, base_dilation, window_dilation) -> dict | None:
+    """cumsum's attributes when a window sum is a running sum (how every producer writes a
+    cumulative sum): one axis with a window of its whole length padded by length - 1 before
+    it (after it: reversed), every other window 1, no strides, dilations or other padding."""
+    long = [d for d, size in enumerate(window_dimensions) if size != 1]
+    if len(long) != 1 or any(int(s) != 1 for s in [*window_strides, *base_dilation, *window_dilation]):
+        return None
+    a, n = long[0], int(shape[long[0]])
+    pads = [tuple(int(p) for p in pair) for pair in padding]
+    if int(window_dimensions[a]) != n or any(pads[d] != (0, 0) for d in range(len(shape)) if d != a):
+        return None
+    if pads[a] not in ((n - 1, 0), (0, n - 1)) or n < 2:
+        return None
+    return {"axis": a, "reverse": pads[a] == (0, n - 1)}
+
+
 @LOWERINGS.register("stablehlo.reduce_window")
 def _reduce_window(I, op, ins):
     if len(ins) != 2:
@@ -741,6 +776,9 @@ def _reduce_window(I, op, ins):
     elif reducer == "stablehlo.add":
         if not _is_identity(I, init, reducer):
             raise ExportError("reduce_window add with a non-zero initial value has no lowering")
+        running = _running_sum(I.shape(x), **window)
+        if running is not None:
+            return I.op("cumsum", [x], running)
         return reduce_window_sum(I, x, **window)
     else:
         raise ExportError(f"reduce_window with a {reducer} body has no lowering (max, min and add only)")

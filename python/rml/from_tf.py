@@ -30,6 +30,8 @@ from .lowering.base import Table, Value, output_name, shape_mismatch
 from .lowering.elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, clamp, convert, cosh, erfc, expm1,
                                    log1p, sinh, tan)
 from .lowering.layout import slice_axis, split, upsample_nearest
+from .lowering.linalg import einsum
+from .lowering.resize import resize_bilinear
 from .lowering.nn import batch_norm, log_softmax, product, top_k
 from .lowering.rounding import ceil, floor, round_half_even, sign
 from .lowering.windows import in_nchw, rml_pads
@@ -298,6 +300,13 @@ def _log_softmax(L, x):
     return log_softmax(L, x, L.rank(x) - 1)
 
 
+@LOWERINGS.register("Cumsum")
+def _cumsum(L, x, dim):
+    attrs = {"axis": axis(L.constant(dim, "the cumsum axis"), L.rank(x)),
+             "exclusive": bool(L.attr("exclusive", False)), "reverse": bool(L.attr("reverse", False))}
+    return L.op("cumsum", [x], attrs)
+
+
 @LOWERINGS.register("Prod")
 def _prod(L, x, dims):
     keep = bool(L.attr("keep_dims", False))
@@ -310,6 +319,33 @@ def _prod(L, x, dims):
 def _elu(L, x):
     negative = L.op("sub", [L.op("exp", [x]), L.scalar(1.0, x)])
     return L.op("select", [L.op("gt", [x, L.scalar(0.0, x)]), x, negative])
+
+
+@LOWERINGS.register("Selu")
+def _selu(L, x):
+    alpha, scale = np.float32(1.6732632423543772), np.float32(1.0507009873554805)
+    negative = L.op("mul", [expm1(L, x), np.float32(alpha * scale)])
+    return L.op("select", [L.op("gt", [x, L.scalar(0.0, x)]), L.op("mul", [x, scale]), negative])
+
+
+@LOWERINGS.register("Softplus")
+def _softplus(L, x):
+    """max(x, 0) + log(1 + exp(-|x|)): no overflow for large x."""
+    tail = L.op("log", [L.op("add", [L.op("exp", [L.op("neg", [L.op("abs", [x])])]), np.float32(1)])])
+    return L.op("add", [L.op("relu", [x]), tail])
+
+
+@LOWERINGS.register("Softsign")
+def _softsign(L, x):
+    return L.op("div", [x, L.op("add", [L.op("abs", [x]), np.float32(1)])])
+
+
+@LOWERINGS.register("Einsum")
+def _einsum(L, *operands):
+    if len(operands) != 2:
+        raise ExportError(f"an einsum of {len(operands)} operands has no lowering (two only)")
+    equation = L.attr("equation")
+    return einsum(L, equation.decode() if isinstance(equation, bytes) else equation, *operands)
 
 
 @LOWERINGS.register("ClipByValue")
@@ -510,6 +546,18 @@ def _gather(L, params, indices, dim):
     if L.attr("batch_dims", 0) != 0:
         raise ExportError("batch_dims other than 0 has no lowering")
     return L.op("gather", [params, indices], {"axis": axis(L.constant(dim, "the axis"), L.rank(params))})
+
+
+@LOWERINGS.register("ResizeBilinear")
+def _resize_bilinear(L, x, size):
+    """NHWC bilinear resize with half-pixel centres (tf.image.resize, Keras Resizing and
+    UpSampling2D) or aligned corners: torch's coordinates, which are TensorFlow's there."""
+    align = bool(L.attr("align_corners", False))
+    if not align and not L.attr("half_pixel_centers", False):
+        raise ExportError("the legacy coordinates (neither half_pixel_centers nor align_corners) have no lowering")
+    out_h, out_w = (int(s) for s in L.constant(size, "the size"))
+    nchw = L.transpose(x, [0, 3, 1, 2])
+    return L.transpose(resize_bilinear(L, nchw, out_h, out_w, align), [0, 2, 3, 1])
 
 
 @LOWERINGS.register("ResizeNearestNeighbor")

@@ -291,6 +291,13 @@ LOWERINGS[aten.amax.default] = _reduction("reduce_max")
 LOWERINGS[aten.amin.default] = _reduction("reduce_min")
 
 
+@LOWERINGS.register(aten.cumsum.default)
+def _cumsum(L, x, dim, dtype=None):
+    if dtype is not None and dtype.is_floating_point:
+        x = convert(L, L.value(x), "f32")
+    return L.op("cumsum", [x], {"axis": axis(dim, L.rank(x))})
+
+
 @LOWERINGS.register(aten.sum.default)
 def _sum_all(L, x, dtype=None):
     return L.op("reduce_sum", [x], {"axes": list(range(L.rank(x)))})

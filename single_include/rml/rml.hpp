@@ -1477,7 +1477,7 @@ struct Gelu {
 }  // namespace rml
 // ---- end rml/ops/nn.hpp ----
 // ---- begin rml/ops/reduce.hpp ----
-// Reductions over a set of axes: sum, mean, max, min.
+// Reductions over a set of axes (sum, mean, max, min) and the running sum along one axis.
 
 #include <algorithm>
 #include <limits>
@@ -1544,6 +1544,31 @@ using ReduceSum = Reduce<SumKind>;
 using ReduceMean = Reduce<MeanKind>;
 using ReduceMax = Reduce<MaxKind>;
 using ReduceMin = Reduce<MinKind>;
+
+/// Running sums along `axis`: out[i] = x[0] + ... + x[i] in index order (from the last
+/// element with `reverse`; without x[i] itself when `exclusive`). f32 sums are carried in
+/// double and each output rounded once, so an output does not depend on how long the
+/// axis is; i32 sums wrap modulo 2^32.
+struct CumSum {
+  static constexpr std::string_view name = "cumsum";
+  static constexpr std::string_view summary =
+      "running sum along `axis` (from the end with reverse; exclusive leaves out the element itself)";
+  static constexpr std::string_view inputs = "x: f32|i32";
+  static constexpr std::string_view shape_rule = "out = x";
+  static constexpr Arity arity{1, 1};
+  std::int64_t axis = 0;
+  bool exclusive = false;
+  bool reverse = false;
+  static constexpr auto fields() {
+    return std::tuple{required("axis", &CumSum::axis), optional("exclusive", &CumSum::exclusive),
+                      optional("reverse", &CumSum::reverse)};
+  }
+  Types infer(InputTypes in) const {
+    require_min_rank(in[0], 1, 0);
+    normalize_axis(axis, in[0].shape.size(), "attribute 'axis'");
+    return {in[0]};
+  }
+};
 
 }  // namespace rml
 // ---- end rml/ops/reduce.hpp ----
@@ -1635,7 +1660,7 @@ using Registry = OpList<
     // layout and indexing
     Reshape, Transpose, BroadcastTo, Slice, Concat, Pad, Gather, TopK,  //
     // reductions and linear algebra
-    ReduceSum, ReduceMean, ReduceMax, ReduceMin, MatMul, Conv2d, MaxPool2d, AvgPool2d,  //
+    ReduceSum, ReduceMean, ReduceMax, ReduceMin, CumSum, MatMul, Conv2d, MaxPool2d, AvgPool2d,  //
     // fused nn ops
     Softmax, LayerNorm, Gelu, Sdpa>;
 
@@ -4237,7 +4262,7 @@ inline void reference(const Gelu& op, Inputs in, std::span<Tensor> out) {
 }  // namespace rml::ref
 // ---- end rml/ref/nn.hpp ----
 // ---- begin rml/ref/reduce.hpp ----
-// Reference kernels of the reductions. Sums accumulate in double.
+// Reference kernels of the reductions and the running sum. Sums accumulate in double.
 
 #include <limits>
 
@@ -4303,6 +4328,29 @@ void reference(const Op& op, Inputs in, std::span<Tensor> out) {
     detail::reduce_into<T, T>(op.axes, in[0], out[0], init,
                               [](T a, T v) { return detail::pick_nan_or(a, v, larger); },
                               [](T a) { return a; });
+  });
+}
+
+inline void reference(const CumSum& op, Inputs in, std::span<Tensor> out) {
+  const Shape& shape = in[0].shape();
+  const std::size_t axis = normalize_axis(op.axis, shape.size(), "cumsum");
+  const std::int64_t outer = span_size(shape, 0, axis), dim = shape[axis],
+                     inner = span_size(shape, axis + 1, shape.size());
+  visit_dtype(in[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    using Acc = std::conditional_t<std::is_same_v<T, float>, double, std::uint32_t>;  // i32 wraps
+    const T* x = in[0].values<T>().data();
+    T* y = out[0].values<T>().data();
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t i = 0; i < inner; ++i) {
+        Acc sum = 0;
+        for (std::int64_t step = 0; step < dim; ++step) {
+          const std::int64_t at = (o * dim + (op.reverse ? dim - 1 - step : step)) * inner + i;
+          const Acc before = sum;
+          sum = Acc(sum + Acc(x[at]));
+          y[at] = static_cast<T>(op.exclusive ? before : sum);
+        }
+      }
   });
 }
 
@@ -6965,6 +7013,15 @@ struct Lowering<Coreml, Softmax> {
   }
 };
 
+template <>
+struct Lowering<Coreml, CumSum> {
+  static void lower(coreml::Context& c, const Node& node, const CumSum& op) {
+    const std::int64_t axis = normalize_axis(op.axis, c.type(node.inputs[0]).shape.size(), "axis");
+    c.assign(node, "cumsum", {{"x", {c.input(node, 0)}}, {"axis", {c.int_scalar(axis)}},
+                              {"exclusive", {c.boolean(op.exclusive)}}, {"reverse", {c.boolean(op.reverse)}}});
+  }
+};
+
 /// MIL's layer_norm takes only a constant gamma and beta: ones computed at
 /// run time are applied after, as a product and a sum.
 template <>
@@ -7634,6 +7691,16 @@ struct Lowering<Onnx, Reduce<Kind>> {
   }
 };
 
+/// CumSum takes its axis as a tensor; ONNX Runtime carries float sums in float (rml in
+/// double), so long axes may differ in the last bits.
+template <>
+struct Lowering<Onnx, CumSum> {
+  static void lower(onnx::Context& c, const Node& node, const CumSum& op) {
+    c.emit("CumSum", {c.input(node, 0), c.int64s({op.axis})}, node,
+           {onnx::attribute_int("exclusive", op.exclusive), onnx::attribute_int("reverse", op.reverse)});
+  }
+};
+
 namespace onnx {
 /// kernel_shape, strides, pads ([top, left, bottom, right] is ONNX's
 /// [x1_begin, x2_begin, x1_end, x2_end]) and dilations of a 2-D window.
@@ -7906,6 +7973,9 @@ struct ConcatenationOptionsBuilder;
 
 struct Conv2DOptions;
 struct Conv2DOptionsBuilder;
+
+struct CumsumOptions;
+struct CumsumOptionsBuilder;
 
 struct CustomQuantization;
 struct CustomQuantizationBuilder;
@@ -9242,12 +9312,13 @@ enum class BuiltinOptions : uint8_t {
   TopKV2Options = 34,
   CastOptions = 37,
   BatchMatMulOptions = 101,
+  CumsumOptions = 102,
   GeluOptions = 116,
   MIN = NONE,
   MAX = GeluOptions
 };
 
-inline const BuiltinOptions (&EnumValuesBuiltinOptions())[18] {
+inline const BuiltinOptions (&EnumValuesBuiltinOptions())[19] {
   static const BuiltinOptions values[] = {
     BuiltinOptions::NONE,
     BuiltinOptions::Conv2DOptions,
@@ -9266,6 +9337,7 @@ inline const BuiltinOptions (&EnumValuesBuiltinOptions())[18] {
     BuiltinOptions::TopKV2Options,
     BuiltinOptions::CastOptions,
     BuiltinOptions::BatchMatMulOptions,
+    BuiltinOptions::CumsumOptions,
     BuiltinOptions::GeluOptions
   };
   return values;
@@ -9290,6 +9362,7 @@ inline const char *EnumNameBuiltinOptions(BuiltinOptions e) {
     case BuiltinOptions::TopKV2Options: return "TopKV2Options";
     case BuiltinOptions::CastOptions: return "CastOptions";
     case BuiltinOptions::BatchMatMulOptions: return "BatchMatMulOptions";
+    case BuiltinOptions::CumsumOptions: return "CumsumOptions";
     case BuiltinOptions::GeluOptions: return "GeluOptions";
     default: return "";
   }
@@ -9361,6 +9434,10 @@ template<> struct BuiltinOptionsTraits<tflite::CastOptions> {
 
 template<> struct BuiltinOptionsTraits<tflite::BatchMatMulOptions> {
   static const BuiltinOptions enum_value = BuiltinOptions::BatchMatMulOptions;
+};
+
+template<> struct BuiltinOptionsTraits<tflite::CumsumOptions> {
+  static const BuiltinOptions enum_value = BuiltinOptions::CumsumOptions;
 };
 
 template<> struct BuiltinOptionsTraits<tflite::GeluOptions> {
@@ -9989,6 +10066,57 @@ inline flatbuffers::Offset<Conv2DOptions> CreateConv2DOptions(
   builder_.add_quantized_bias_type(quantized_bias_type);
   builder_.add_fused_activation_function(fused_activation_function);
   builder_.add_padding(padding);
+  return builder_.Finish();
+}
+
+struct CumsumOptions FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
+  typedef CumsumOptionsBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_EXCLUSIVE = 4,
+    VT_REVERSE = 6
+  };
+  bool exclusive() const {
+    return GetField<uint8_t>(VT_EXCLUSIVE, 0) != 0;
+  }
+  bool reverse() const {
+    return GetField<uint8_t>(VT_REVERSE, 0) != 0;
+  }
+  bool Verify(flatbuffers::Verifier &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<uint8_t>(verifier, VT_EXCLUSIVE, 1) &&
+           VerifyField<uint8_t>(verifier, VT_REVERSE, 1) &&
+           verifier.EndTable();
+  }
+};
+
+struct CumsumOptionsBuilder {
+  typedef CumsumOptions Table;
+  flatbuffers::FlatBufferBuilder &fbb_;
+  flatbuffers::uoffset_t start_;
+  void add_exclusive(bool exclusive) {
+    fbb_.AddElement<uint8_t>(CumsumOptions::VT_EXCLUSIVE, static_cast<uint8_t>(exclusive), 0);
+  }
+  void add_reverse(bool reverse) {
+    fbb_.AddElement<uint8_t>(CumsumOptions::VT_REVERSE, static_cast<uint8_t>(reverse), 0);
+  }
+  explicit CumsumOptionsBuilder(flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  flatbuffers::Offset<CumsumOptions> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = flatbuffers::Offset<CumsumOptions>(end);
+    return o;
+  }
+};
+
+inline flatbuffers::Offset<CumsumOptions> CreateCumsumOptions(
+    flatbuffers::FlatBufferBuilder &_fbb,
+    bool exclusive = false,
+    bool reverse = false) {
+  CumsumOptionsBuilder builder_(_fbb);
+  builder_.add_reverse(reverse);
+  builder_.add_exclusive(exclusive);
   return builder_.Finish();
 }
 
@@ -11070,6 +11198,9 @@ struct Operator FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   const tflite::BatchMatMulOptions *builtin_options_as_BatchMatMulOptions() const {
     return builtin_options_type() == tflite::BuiltinOptions::BatchMatMulOptions ? static_cast<const tflite::BatchMatMulOptions *>(builtin_options()) : nullptr;
   }
+  const tflite::CumsumOptions *builtin_options_as_CumsumOptions() const {
+    return builtin_options_type() == tflite::BuiltinOptions::CumsumOptions ? static_cast<const tflite::CumsumOptions *>(builtin_options()) : nullptr;
+  }
   const tflite::GeluOptions *builtin_options_as_GeluOptions() const {
     return builtin_options_type() == tflite::BuiltinOptions::GeluOptions ? static_cast<const tflite::GeluOptions *>(builtin_options()) : nullptr;
   }
@@ -11190,6 +11321,10 @@ template<> inline const tflite::CastOptions *Operator::builtin_options_as<tflite
 
 template<> inline const tflite::BatchMatMulOptions *Operator::builtin_options_as<tflite::BatchMatMulOptions>() const {
   return builtin_options_as_BatchMatMulOptions();
+}
+
+template<> inline const tflite::CumsumOptions *Operator::builtin_options_as<tflite::CumsumOptions>() const {
+  return builtin_options_as_CumsumOptions();
 }
 
 template<> inline const tflite::GeluOptions *Operator::builtin_options_as<tflite::GeluOptions>() const {
@@ -12743,6 +12878,10 @@ inline bool VerifyBuiltinOptions(flatbuffers::Verifier &verifier, const void *ob
       auto ptr = reinterpret_cast<const tflite::BatchMatMulOptions *>(obj);
       return verifier.VerifyTable(ptr);
     }
+    case BuiltinOptions::CumsumOptions: {
+      auto ptr = reinterpret_cast<const tflite::CumsumOptions *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
     case BuiltinOptions::GeluOptions: {
       auto ptr = reinterpret_cast<const tflite::GeluOptions *>(obj);
       return verifier.VerifyTable(ptr);
@@ -13495,6 +13634,20 @@ struct Lowering<Tflite, Reduce<Kind>> {
   static std::string refuse(const Graph& graph, const Node& node, const Reduce<Kind>&) { return tfl::fits_int32(graph, node); }
 };
 
+/// CUMSUM with its axis as an int32 scalar tensor.
+template <>
+struct Lowering<Tflite, CumSum> {
+  static void lower(tfl::Context& c, const Node& node, const CumSum& op) {
+    const std::int64_t axis = normalize_axis(op.axis, c.type(node.inputs[0]).shape.size(), "axis");
+    c.op(tfl::BuiltinOperator::CUMSUM, {c.input(node, 0), c.scalar(static_cast<double>(axis), DType::i32)},
+         {c.output(node)}, {tfl::BuiltinOptions::CumsumOptions, [exclusive = op.exclusive, reverse = op.reverse](
+                               tfl::fb::FlatBufferBuilder& b) {
+           return ::tflite::CreateCumsumOptions(b, exclusive, reverse).Union();
+         }});
+  }
+  static std::string refuse(const Graph& graph, const Node& node, const CumSum&) { return tfl::fits_int32(graph, node); }
+};
+
 /// SOFTMAX works on the last axis: another axis is moved there and back.
 template <>
 struct Lowering<Tflite, Softmax> {
@@ -14117,6 +14270,16 @@ struct Lowering<WebNN, Softmax> {
   static void lower(webnn::Context& c, const Node& node, const Softmax& op) {
     const std::int64_t axis = normalize_axis(op.axis, c.type(node.inputs[0]).shape.size(), "axis");
     c.assign(c.output(node), webnn::call("softmax", {c.input(node, 0), std::to_string(axis)}));
+  }
+};
+
+template <>
+struct Lowering<WebNN, CumSum> {
+  static void lower(webnn::Context& c, const Node& node, const CumSum& op) {
+    const std::int64_t axis = normalize_axis(op.axis, c.type(node.inputs[0]).shape.size(), "axis");
+    c.assign(c.output(node), webnn::call("cumulativeSum", {c.input(node, 0), std::to_string(axis),
+                                                          detail::concat("{exclusive: ", op.exclusive ? "true" : "false",
+                                                                         ", reversed: ", op.reverse ? "true" : "false", "}")}));
   }
 };
 
@@ -18642,7 +18805,7 @@ struct KernelFor<Sdpa> {
 }  // namespace rml::exec
 // ---- end rml/exec/kernels/nn.hpp ----
 // ---- begin rml/exec/kernels/reduce.hpp ----
-// Reductions (sum, mean, max, min over any axes). Each output is computed by
+// Reductions (sum, mean, max, min over any axes) and running sums. Each output is computed by
 // one thread in a fixed order, so results never depend on the thread count:
 // a contiguous run of terms in simd_math.hpp's sixteen chains, terms apart in
 // one chain (sixteen outputs side by side in the vectors' lanes).
@@ -18794,6 +18957,61 @@ struct KernelFor<Reduce<Kind>> {
     const TensorType& x = ctx.type(node.inputs[0]);
     return std::make_unique<ReduceKernel>(ReduceKindOf<Kind>::value, x.dtype, node.inputs[0], node.outputs[0], x.shape,
                                           normalize_axes(op.axes, x.shape.size(), "reduce"));
+  }
+};
+
+/// Running sums along one axis. The work splits over the outer index; within it the
+/// `inner` lines advance together, one accumulator each (double for f32, so every output
+/// is the reference's: the same additions in the same order, rounded once).
+class CumSumKernel final : public Kernel {
+ public:
+  CumSumKernel(const CumSum& op, DType dtype, ValueId in, ValueId out, const Shape& shape)
+      : dtype_(dtype), in_(in), out_(out), exclusive_(op.exclusive), reverse_(op.reverse) {
+    const std::size_t axis = normalize_axis(op.axis, shape.size(), "cumsum");
+    outer_ = element_count(Shape(shape.begin(), shape.begin() + std::ptrdiff_t(axis)));
+    dim_ = shape[axis];
+    inner_ = element_count(Shape(shape.begin() + std::ptrdiff_t(axis) + 1, shape.end()));
+  }
+
+  void run(RunContext& ctx) const override {
+    visit_dtype(dtype_, [&](auto zero) {
+      using T = decltype(zero);
+      using Acc = std::conditional_t<std::is_same_v<T, float>, double, std::uint32_t>;  // i32 wraps
+      const T* x = ctx.value<const T>(in_);
+      T* y = ctx.value<T>(out_);
+      const std::int64_t work = std::max<std::int64_t>(dim_ * inner_, 1);
+      ctx.pool->parallel_for(outer_, std::max<std::int64_t>(1, 16384 / work), [&](std::int64_t b, std::int64_t e, int) {
+        std::vector<Acc> sums(static_cast<std::size_t>(inner_));
+        for (std::int64_t o = b; o < e; ++o) {
+          std::fill(sums.begin(), sums.end(), Acc(0));
+          for (std::int64_t step = 0; step < dim_; ++step) {
+            const std::int64_t row = (o * dim_ + (reverse_ ? dim_ - 1 - step : step)) * inner_;
+            const T* in = x + row;
+            T* result = y + row;
+            for (std::int64_t i = 0; i < inner_; ++i) {
+              const Acc before = sums[std::size_t(i)];
+              const Acc sum = sums[std::size_t(i)] = Acc(before + Acc(in[i]));
+              result[i] = static_cast<T>(exclusive_ ? before : sum);
+            }
+          }
+        }
+      });
+    });
+  }
+  std::string describe() const override { return detail::concat("cumsum along ", dim_, " elements, ", inner_, " lines"); }
+
+ private:
+  DType dtype_;
+  ValueId in_, out_;
+  bool exclusive_, reverse_;
+  std::int64_t outer_ = 1, dim_ = 1, inner_ = 1;
+};
+
+template <>
+struct KernelFor<CumSum> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const CumSum& op) {
+    const TensorType& x = ctx.type(node.inputs[0]);
+    return std::make_unique<CumSumKernel>(op, x.dtype, node.inputs[0], node.outputs[0], x.shape);
   }
 };
 

@@ -62,4 +62,4 @@ def test_loading_a_bad_file_raises_rml_error(tmp_path):
 
 def test_op_names_come_from_the_registry():
     names = rml.op_names()
-    assert len(names) == 48 and "sdpa" in names and "top_k" in names
+    assert len(names) == 49 and "sdpa" in names and "top_k" in names and "cumsum" in names

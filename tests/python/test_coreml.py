@@ -44,12 +44,16 @@ NOT_EVALUATED = {"conv", "max_pool", "avg_pool"}
 
 @pytest.fixture(scope="module")
 def ct():
-    """coremltools, with one mend: its reductions' value inference passes NumPy 2 a
-    numpy.bool as `keepdims`, which NumPy refuses (a TypeError); they get a bool."""
+    """coremltools, with two mends to its NumPy value inference (the test's oracle, not
+    CoreML): its reductions pass NumPy 2 a numpy.bool as `keepdims`, which NumPy refuses
+    (a TypeError), so they get a bool; and its cumsum's exclusive branch calls
+    np.zeros(shape, data) (a TypeError) and would not drop the last sum, so exclusive
+    sums are computed as MIL defines them (the sums before each element)."""
     import coremltools
     from coremltools.converters.mil.mil import precondition
     from coremltools.converters.mil.mil.operation import VALUE
     from coremltools.converters.mil.mil.ops.defs.iOS15.reduction import ReductionAxes
+    from coremltools.converters.mil.mil.ops.defs.iOS15.tensor_operation import cumsum
     from coremltools.converters.mil.mil.types import nptype_from_builtin
 
     @precondition(allow=VALUE)
@@ -58,10 +62,19 @@ def ct():
         result = self.get_operator()(self.x.val, axis=axes, keepdims=bool(self.keep_dims.val))
         return result.astype(nptype_from_builtin(self.x.dtype))
 
-    original = ReductionAxes.value_inference
-    ReductionAxes.value_inference = value_inference
+    @precondition(allow=VALUE)
+    def cumsum_value_inference(self):
+        axis, data = int(self.axis.val), np.copy(self.x.val)
+        data = np.flip(data, axis) if self.reverse.val else data
+        sums = np.cumsum(data, axis=axis)
+        if self.exclusive.val:
+            sums = sums - data
+        return np.flip(sums, axis) if self.reverse.val else sums
+
+    originals = ReductionAxes.value_inference, cumsum.value_inference
+    ReductionAxes.value_inference, cumsum.value_inference = value_inference, cumsum_value_inference
     yield coremltools
-    ReductionAxes.value_inference = original
+    ReductionAxes.value_inference, cumsum.value_inference = originals
 
 
 @pytest.fixture

@@ -346,34 +346,33 @@ def test_moe_with_tied_router_probabilities(tmp_path):
     assert not problems, f"{len(problems)} problem(s):\n" + "\n".join(problems)
 
 
-# An op rml lacks: cumsum. Each route must fail the export with rml.ExportError naming the
-# op as it appears there. Every StableHLO producer lowers cumsum to stablehlo.reduce_window
-# with an add body over the summed axis, so that is the name the importer gives; the test
-# checks the module really holds it. The input is rank 2 on purpose: the importer lowers
-# rank-4 windows (as pooling), and a rank-4 cumsum does go through that route, correctly.
+# An op rml lacks: the f32 remainder (fmod, floormod; rml has no mod op and
+# a - trunc(a / b) b is not exact). Each route must fail the export with rml.ExportError
+# naming the op as it appears there; every StableHLO producer writes stablehlo.remainder.
+# (cumsum, the op used here before, became an rml op.)
 UNSUPPORTED = {
-    "torch": r"aten\.cumsum\b.* has no rml lowering",
-    "jax": r"'cumsum' has no rml lowering",
-    "tf": r"'Cumsum' has no rml lowering",
-    "stablehlo_torch": r"stablehlo\.reduce_window\b.* has no lowering",
-    "stablehlo_jax": r"stablehlo\.reduce_window\b.* has no lowering",
-    "stablehlo_tf": r"stablehlo\.reduce_window\b.* has no lowering",
+    "torch": r"aten\.remainder\b.* has no rml lowering",
+    "jax": r"'rem' has no rml lowering",
+    "tf": r"'FloorMod' has no rml lowering",
+    "stablehlo_torch": r"'stablehlo\.remainder' has no rml lowering",
+    "stablehlo_jax": r"'stablehlo\.remainder' has no rml lowering",
+    "stablehlo_tf": r"'stablehlo\.remainder' has no rml lowering",
 }
 
 
-class TorchCumsum(torch.nn.Module):
+class TorchRemainder(torch.nn.Module):
     def forward(self, x):
-        return torch.cumsum(torch.tanh(x) * 2.0, 1)
+        return torch.remainder(torch.tanh(x) * 2.0, 0.7)  # torch-mlir cannot lower torch.fmod
 
 
-def jax_cumsum(params, x):
-    return jnp.cumsum(jnp.tanh(x) * params["scale"], axis=1)
+def jax_remainder(params, x):
+    return jnp.fmod(jnp.tanh(x) * params["scale"], 0.7)
 
 
-class TfCumsum(tf.Module):
+class TfRemainder(tf.Module):
     @tf.function
     def __call__(self, x):
-        return tf.math.cumsum(tf.tanh(x) * 2.0, axis=1)
+        return tf.math.floormod(tf.tanh(x) * 2.0, 0.7)
 
 
 @pytest.mark.parametrize("route", ROUTES)
@@ -381,15 +380,14 @@ def test_an_op_rml_lacks_fails_the_export_by_name(route):
     x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
     params = {"scale": np.float32(2.0)}
     if route.startswith("stablehlo_"):
-        text, parameters = {"stablehlo_torch": lambda: from_stablehlo.torch_module(TorchCumsum(), (x,)),
-                            "stablehlo_jax": lambda: from_stablehlo.jax_module(jax_cumsum, params, (x,)),
-                            "stablehlo_tf": lambda: from_stablehlo.tf_module(TfCumsum(), (x,))}[route]()
-        assert "stablehlo.reduce_window" in text, f"{route}: cumsum no longer lowers to reduce_window:\n{text}"
+        text, parameters = {"stablehlo_torch": lambda: from_stablehlo.torch_module(TorchRemainder(), (x,)),
+                            "stablehlo_jax": lambda: from_stablehlo.jax_module(jax_remainder, params, (x,)),
+                            "stablehlo_tf": lambda: from_stablehlo.tf_module(TfRemainder(), (x,))}[route]()
         attempt = lambda: from_stablehlo.export(text, parameters, (x,))  # noqa: E731
     else:
-        attempt = {"torch": lambda: from_torch.export(TorchCumsum(), (torch.from_numpy(x),)),
-                  "jax": lambda: from_jax.export(jax_cumsum, params, (x,)),
-                  "tf": lambda: from_tf.export(TfCumsum(), (x,))}[route]
+        attempt = {"torch": lambda: from_torch.export(TorchRemainder(), (torch.from_numpy(x),)),
+                  "jax": lambda: from_jax.export(jax_remainder, params, (x,)),
+                  "tf": lambda: from_tf.export(TfRemainder(), (x,))}[route]
     with pytest.raises(rml.ExportError, match=UNSUPPORTED[route]):
         attempt()
 

@@ -51,11 +51,13 @@ def test_the_core_aten_op_set_is_covered_to_the_issue_target(generated):
     assert len(rows) == total and total - out == in_scope
     assert sum(" | lowered | " in r for r in rows) == lowered
     assert lowered >= 0.9 * in_scope, f"{lowered} of {in_scope} core ATen ops lowered"
-    assert "| `aten.cumsum.default` | not lowered |" in section
+    assert "| `aten.cumsum.default` | lowered |" in section
+    assert "| `aten.fmod.Tensor` | not lowered |" in section
     assert "| `aten.convolution_backward.default` | out of scope | a gradient" in section
 
 
-@pytest.mark.parametrize("title, kind", [("JAX primitives", "primitive"), ("StableHLO op set", "op")])
+@pytest.mark.parametrize("title, kind", [("JAX primitives", "primitive"), ("StableHLO op set", "op"),
+                                         ("TensorFlow ops Keras layers emit", "op type")])
 def test_jax_primitives_and_the_stablehlo_op_set_are_measured(generated, title, kind):
     """Issue 19: each framework's operator set, read from the installed package, with every
     operator lowered, out of scope or not lowered with its reason."""
@@ -66,7 +68,7 @@ def test_jax_primitives_and_the_stablehlo_op_set_are_measured(generated, title, 
         rf"(\d+) {kind}s against .*?; (\d+) are out of scope .*?of the other (\d+), \*\*(\d+) are lowered",
         section, re.S).groups())
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines() if line.startswith("| `")]
-    assert len(rows) == total > 100 and total - out == in_scope
+    assert len(rows) == total > 50 and total - out == in_scope
     assert sum(r[1] == "lowered" for r in rows) == lowered
     assert all(r[1] in ("lowered", "out of scope", "not lowered") and (r[1] == "lowered" or r[2]) for r in rows)
 
@@ -79,7 +81,8 @@ def test_an_operator_nobody_classified_fails_generation(monkeypatch):
 
 
 def test_known_rows_of_the_operator_sets(generated):
-    for row in ("| `cumsum` | not lowered | needs a cumulative op", "| `while` | lowered |", "| `cond` | lowered |",
+    for row in ("| `cumsum` | lowered |", "| `cumprod` | not lowered | a cumulative product", "| `while` | lowered |", "| `cond` | lowered |",
                 "| `psum` | out of scope | a collective", "| `stablehlo.reverse` | lowered |",
-                "| `stablehlo.remainder` | not lowered | f32 remainder", "| `iota` | lowered | computed at export time"):
+                "| `stablehlo.remainder` | not lowered | f32 remainder", "| `iota` | lowered | computed at export time",
+                "| `Einsum` | lowered |", "| `While` | lowered |", "| `Conv2DBackpropInput` | not lowered |"):
         assert row in generated, row

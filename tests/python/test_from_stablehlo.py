@@ -401,7 +401,12 @@ class TorchSmall(torch.nn.Module):
 
 class TorchCumsum(torch.nn.Module):
     def forward(self, x):
-        return torch.cumsum(x, 1) + 1
+        return torch.cumsum(x, 1) + torch.flip(torch.cumsum(torch.flip(x, [2]), 2), [2])
+
+
+class TorchRemainder(torch.nn.Module):  # torch-mlir cannot lower torch.fmod at all
+    def forward(self, x):
+        return torch.remainder(x, 0.7) + 1
 
 
 @pytest.fixture(scope="module")
@@ -410,11 +415,11 @@ def torch_texts():
     torch.manual_seed(0)
     small = TorchSmall().eval()
     small_inputs = (torch.from_numpy(IMAGE), torch.tensor([1, 4, 10], dtype=torch.int32))
-    cumsum_inputs = (torch.from_numpy(X),)
-    (small_text, small_params), (cumsum_text, cumsum_params) = torch_modules(
-        [(small, small_inputs), (TorchCumsum(), cumsum_inputs)])
+    x = (torch.from_numpy(X),)
+    (small_text, small_params), (cumsum_text, cumsum_params), (remainder_text, remainder_params) = torch_modules(
+        [(small, small_inputs), (TorchCumsum(), x), (TorchRemainder(), x)])
     return {"small": (small, small_inputs, small_text, small_params),
-            "cumsum": (cumsum_text, cumsum_params, cumsum_inputs)}
+            "cumsum": (cumsum_text, cumsum_params, x), "remainder": (remainder_text, remainder_params, x)}
 
 
 def test_a_pytorch_module_with_lifted_parameters(torch_texts, tmp_path):
@@ -442,9 +447,24 @@ def test_an_op_rml_lacks_fails_by_name_from_every_producer(torch_texts):
         export_jax(lambda p, x: jnp.cbrt(x), {}, (X,))
     with pytest.raises(rml.ExportError, match="StableHLO op 'stablehlo.remainder' has no rml lowering"):
         export_tf(lambda x: tf.math.floormod(x, 0.7) * 2, (X,))
-    text, params, inputs = torch_texts["cumsum"]  # a cumulative sum reaches StableHLO as a reduce_window
-    with pytest.raises(rml.ExportError, match=r"stablehlo\.reduce_window\b.* has no lowering"):
+    text, params, inputs = torch_texts["remainder"]
+    with pytest.raises(rml.ExportError, match="StableHLO op 'stablehlo.remainder' has no rml lowering"):
         export(text, params, inputs)
+
+
+def test_a_running_window_sum_is_a_cumsum_from_every_producer(torch_texts, tmp_path):
+    """Every producer writes a cumulative sum as a reduce_window adding a whole-axis window
+    padded by length - 1 before (or, reversed, after) it: the importer makes it rml's cumsum."""
+    text, params, inputs = torch_texts["cumsum"]
+    assert "stablehlo.reduce_window" in text
+    builder = export(text, params, inputs)
+    builder.write(str(tmp_path / "torch.json"))
+    assert rml.load(str(tmp_path / "torch.json")).op_counts.get("cumsum") == 2
+    with torch.no_grad():
+        expected = TorchCumsum()(*inputs).numpy()
+    agree(builder, [x.numpy() for x in inputs], expected, tmp_path)
+    check_jax(lambda p, x: jnp.cumsum(x, axis=1) - lax.cumsum(x, axis=2, reverse=True), X, tmp_path=tmp_path)
+    check_tf(lambda x: tf.math.cumsum(x, axis=2, reverse=True), X, tmp_path=tmp_path)
 
 
 def test_an_unknown_custom_call_fails_by_name():

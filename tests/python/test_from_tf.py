@@ -97,6 +97,8 @@ ELEMENTWISE.update({
     "Atanh": (tf.atanh, UNIT), "Atan": (lambda x: tf.atan(x * 5), X), "Asin": (tf.asin, UNIT), "Acos": (tf.acos, UNIT),
     "Atan2": (lambda x: tf.atan2(x, x[::-1]), X), "LogSoftmax": (lambda x: tf.nn.log_softmax(x * 10), X),
     "Prod": (lambda x: tf.reduce_prod(x, axis=[0, 2], keepdims=True), X),
+    "Selu": (lambda x: tf.nn.selu(x * 3), X), "Softplus": (lambda x: tf.nn.softplus(x * 30), X),
+    "Softsign": (tf.nn.softsign, X), "Cumsum": (lambda x: tf.math.cumsum(x, axis=1, exclusive=True), X),
 })
 
 
@@ -225,8 +227,8 @@ def test_nchw_bias_and_batch_norm(tmp_path):
 
 
 def test_an_unsupported_tf_op_fails_by_name():
-    with pytest.raises(rml.ExportError, match=r"TensorFlow op 'Cumsum' has no rml lowering \(node Cumsum\)"):
-        export(lambda x: tf.math.cumsum(x, 1), (X,))
+    with pytest.raises(rml.ExportError, match=r"TensorFlow op 'FloorMod' has no rml lowering \(node FloorMod\)"):
+        export(lambda x: tf.math.floormod(x, 0.7), (X,))
 
 
 def test_training_mode_batch_norm_fails_by_name():
@@ -352,3 +354,31 @@ def test_a_while_loop_whose_condition_reads_the_input_fails_by_name():
 
     with pytest.raises(rml.ExportError, match=r"While'.*condition is not known at export time"):
         export(until_large, (np.ones((2, 2), np.float32),))
+
+
+@pytest.mark.parametrize("size, align", [((9, 5), False), ((4, 3), False), ((7, 11), True)])
+def test_bilinear_resize_in_tensorflow_s_coordinates(size, align, tmp_path):
+    fn = lambda x: tf.compat.v1.image.resize_bilinear(x, size, align_corners=align, half_pixel_centers=not align)  # noqa: E731
+    check(fn, f32(2, 6, 7, 3), tmp_path=tmp_path, op_type="ResizeBilinear")
+
+
+@pytest.mark.parametrize("equation, a, b", [("abc,cde->abde", (2, 5, 8), (8, 2, 4)),
+                                            ("aecd,abcd->acbe", (2, 5, 2, 4), (2, 6, 2, 4)),
+                                            ("acbe,aecd->abcd", (2, 2, 6, 5), (2, 5, 2, 4)),
+                                            ("abcd,cde->abe", (2, 6, 2, 4), (2, 4, 8))])
+def test_einsum_of_two_operands_as_keras_attention_writes_them(equation, a, b, tmp_path):
+    check(lambda x, y: tf.einsum(equation, x, y), f32(*a), f32(*b), tmp_path=tmp_path, op_type="Einsum")
+
+
+def test_keras_multi_head_attention_and_resizing(tmp_path):
+    import keras
+
+    keras.utils.set_random_seed(2)
+    tokens = keras.Input((6, 8))
+    h = keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)(tokens, tokens)
+    image = keras.Input((6, 6, 3))
+    g = keras.layers.Resizing(9, 9)(image)
+    g = keras.layers.UpSampling2D(interpolation="bilinear")(keras.layers.Conv2D(2, 3)(g))
+    model = keras.Model([tokens, image], [h, g])
+    x, y = f32(2, 6, 8), f32(2, 6, 6, 3)
+    check(model, x, y, tmp_path=tmp_path, expected=model([x, y], training=False))

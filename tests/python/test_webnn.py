@@ -38,7 +38,7 @@ CALLS = {
     "slice": "slice", "concat": "concat", "pad": "pad", "gather": "gather", "reduce_sum": "reduceSum",
     "reduce_mean": "reduceMean", "reduce_max": "reduceMax", "reduce_min": "reduceMin", "matmul": "matmul",
     "conv2d": "conv2d", "max_pool2d": "maxPool2d", "avg_pool2d": "averagePool2d", "softmax": "softmax",
-    "layer_norm": "layerNormalization", "gelu": "gelu", "sdpa": "matmul",
+    "layer_norm": "layerNormalization", "gelu": "gelu", "sdpa": "matmul", "cumsum": "cumulativeSum",
 }
 ALSO = {"cast": "identity", "reduce_sum": "identity", "gelu": "mul"}
 DTYPES = {"f32": "float32", "i32": "int32"}

@@ -189,6 +189,12 @@ export class RecordingBuilder {
     check(axis >= 0 && axis < operand(x, "softmax").shape.length, "softmax: bad axis");
     return this.#made("softmax", x.dataType, x.shape);
   }
+  cumulativeSum(x, axis, { exclusive, reversed } = {}) {
+    check(Number.isInteger(axis) && axis >= 0 && axis < operand(x, "cumulativeSum").shape.length, "cumulativeSum: bad axis");
+    check(typeof exclusive === "boolean" && typeof reversed === "boolean", "cumulativeSum: options");
+    check(["float32", "int32"].includes(x.dataType), "cumulativeSum: data type");
+    return this.#made("cumulativeSum", x.dataType, x.shape);
+  }
   layerNormalization(x, { axes, epsilon, scale, bias }) {
     const last = operand(x, "layerNormalization").shape.length - 1;
     check(axes.length === 1 && axes[0] === last && epsilon >= 0, "layerNormalization: rml normalises the last axis");

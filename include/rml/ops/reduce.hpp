@@ -1,4 +1,4 @@
-// Reductions over a set of axes: sum, mean, max, min.
+// Reductions over a set of axes (sum, mean, max, min) and the running sum along one axis.
 #pragma once
 
 #include <algorithm>
@@ -67,5 +67,30 @@ using ReduceSum = Reduce<SumKind>;
 using ReduceMean = Reduce<MeanKind>;
 using ReduceMax = Reduce<MaxKind>;
 using ReduceMin = Reduce<MinKind>;
+
+/// Running sums along `axis`: out[i] = x[0] + ... + x[i] in index order (from the last
+/// element with `reverse`; without x[i] itself when `exclusive`). f32 sums are carried in
+/// double and each output rounded once, so an output does not depend on how long the
+/// axis is; i32 sums wrap modulo 2^32.
+struct CumSum {
+  static constexpr std::string_view name = "cumsum";
+  static constexpr std::string_view summary =
+      "running sum along `axis` (from the end with reverse; exclusive leaves out the element itself)";
+  static constexpr std::string_view inputs = "x: f32|i32";
+  static constexpr std::string_view shape_rule = "out = x";
+  static constexpr Arity arity{1, 1};
+  std::int64_t axis = 0;
+  bool exclusive = false;
+  bool reverse = false;
+  static constexpr auto fields() {
+    return std::tuple{required("axis", &CumSum::axis), optional("exclusive", &CumSum::exclusive),
+                      optional("reverse", &CumSum::reverse)};
+  }
+  Types infer(InputTypes in) const {
+    require_min_rank(in[0], 1, 0);
+    normalize_axis(axis, in[0].shape.size(), "attribute 'axis'");
+    return {in[0]};
+  }
+};
 
 }  // namespace rml

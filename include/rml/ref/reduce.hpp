@@ -1,4 +1,4 @@
-// Reference kernels of the reductions. Sums accumulate in double.
+// Reference kernels of the reductions and the running sum. Sums accumulate in double.
 #pragma once
 
 #include <limits>
@@ -67,6 +67,29 @@ void reference(const Op& op, Inputs in, std::span<Tensor> out) {
     detail::reduce_into<T, T>(op.axes, in[0], out[0], init,
                               [](T a, T v) { return detail::pick_nan_or(a, v, larger); },
                               [](T a) { return a; });
+  });
+}
+
+inline void reference(const CumSum& op, Inputs in, std::span<Tensor> out) {
+  const Shape& shape = in[0].shape();
+  const std::size_t axis = normalize_axis(op.axis, shape.size(), "cumsum");
+  const std::int64_t outer = span_size(shape, 0, axis), dim = shape[axis],
+                     inner = span_size(shape, axis + 1, shape.size());
+  visit_dtype(in[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    using Acc = std::conditional_t<std::is_same_v<T, float>, double, std::uint32_t>;  // i32 wraps
+    const T* x = in[0].values<T>().data();
+    T* y = out[0].values<T>().data();
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t i = 0; i < inner; ++i) {
+        Acc sum = 0;
+        for (std::int64_t step = 0; step < dim; ++step) {
+          const std::int64_t at = (o * dim + (op.reverse ? dim - 1 - step : step)) * inner + i;
+          const Acc before = sum;
+          sum = Acc(sum + Acc(x[at]));
+          y[at] = static_cast<T>(op.exclusive ? before : sum);
+        }
+      }
   });
 }
 

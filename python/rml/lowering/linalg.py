@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._rml import ExportError
 from .base import Lowering, Value
 
 
@@ -25,6 +26,30 @@ def dot_general(L: Lowering, a, b, dimension_numbers) -> Value:
     b2 = L.reshape(L.transpose(b, list(b_batch) + list(b_contract) + b_free), lead + [k, n])
     out = L.op("matmul", [a2, b2])
     return L.reshape(out, batch + [a_shape[d] for d in a_free] + [b_shape[d] for d in b_free])
+
+
+def einsum(L: Lowering, equation: str, a, b) -> Value:
+    """A two-operand einsum ("abc,cde->abde") as dot_general: letters in both operands and
+    the output are batch axes, in both operands only contracted, the others free; the
+    result is transposed into the output's order. Ellipses, repeated letters (diagonals)
+    and letters summed within one operand have no lowering."""
+    inputs, _, out = equation.replace(" ", "").partition("->")
+    operands = inputs.split(",")
+    if not _ or len(operands) != 2 or "." in equation:
+        raise ExportError(f"einsum '{equation}': only two operands with an explicit output and no ellipsis")
+    sa, sb = operands
+    if any(len(set(s)) != len(s) for s in (sa, sb, out)):
+        raise ExportError(f"einsum '{equation}': a repeated letter (a diagonal) has no lowering")
+    if any(c not in sb and c not in out for c in sa) or any(c not in sa and c not in out for c in sb):
+        raise ExportError(f"einsum '{equation}': a letter summed within one operand has no lowering")
+    batch = [c for c in sa if c in sb and c in out]
+    contract = [c for c in sa if c in sb and c not in out]
+    a_free, b_free = [c for c in sa if c not in sb], [c for c in sb if c not in sa]
+    dims = (([sa.index(c) for c in contract], [sb.index(c) for c in contract]),
+            ([sa.index(c) for c in batch], [sb.index(c) for c in batch]))
+    result = dot_general(L, a, b, dims)
+    order = batch + a_free + b_free
+    return L.transpose(result, [order.index(c) for c in out])
 
 
 def _as_matmul(L, a, b, a_shape, b_shape, a_contract, b_contract, a_batch, b_batch):

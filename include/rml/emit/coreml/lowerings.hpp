@@ -357,6 +357,15 @@ struct Lowering<Coreml, Softmax> {
   }
 };
 
+template <>
+struct Lowering<Coreml, CumSum> {
+  static void lower(coreml::Context& c, const Node& node, const CumSum& op) {
+    const std::int64_t axis = normalize_axis(op.axis, c.type(node.inputs[0]).shape.size(), "axis");
+    c.assign(node, "cumsum", {{"x", {c.input(node, 0)}}, {"axis", {c.int_scalar(axis)}},
+                              {"exclusive", {c.boolean(op.exclusive)}}, {"reverse", {c.boolean(op.reverse)}}});
+  }
+};
+
 /// MIL's layer_norm takes only a constant gamma and beta: ones computed at
 /// run time are applied after, as a product and a sum.
 template <>

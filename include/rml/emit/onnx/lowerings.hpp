@@ -212,6 +212,16 @@ struct Lowering<Onnx, Reduce<Kind>> {
   }
 };
 
+/// CumSum takes its axis as a tensor; ONNX Runtime carries float sums in float (rml in
+/// double), so long axes may differ in the last bits.
+template <>
+struct Lowering<Onnx, CumSum> {
+  static void lower(onnx::Context& c, const Node& node, const CumSum& op) {
+    c.emit("CumSum", {c.input(node, 0), c.int64s({op.axis})}, node,
+           {onnx::attribute_int("exclusive", op.exclusive), onnx::attribute_int("reverse", op.reverse)});
+  }
+};
+
 namespace onnx {
 /// kernel_shape, strides, pads ([top, left, bottom, right] is ONNX's
 /// [x1_begin, x2_begin, x1_end, x2_end]) and dilations of a 2-D window.

@@ -354,6 +354,20 @@ struct Lowering<Tflite, Reduce<Kind>> {
   static std::string refuse(const Graph& graph, const Node& node, const Reduce<Kind>&) { return tfl::fits_int32(graph, node); }
 };
 
+/// CUMSUM with its axis as an int32 scalar tensor.
+template <>
+struct Lowering<Tflite, CumSum> {
+  static void lower(tfl::Context& c, const Node& node, const CumSum& op) {
+    const std::int64_t axis = normalize_axis(op.axis, c.type(node.inputs[0]).shape.size(), "axis");
+    c.op(tfl::BuiltinOperator::CUMSUM, {c.input(node, 0), c.scalar(static_cast<double>(axis), DType::i32)},
+         {c.output(node)}, {tfl::BuiltinOptions::CumsumOptions, [exclusive = op.exclusive, reverse = op.reverse](
+                               tfl::fb::FlatBufferBuilder& b) {
+           return ::tflite::CreateCumsumOptions(b, exclusive, reverse).Union();
+         }});
+  }
+  static std::string refuse(const Graph& graph, const Node& node, const CumSum&) { return tfl::fits_int32(graph, node); }
+};
+
 /// SOFTMAX works on the last axis: another axis is moved there and back.
 template <>
 struct Lowering<Tflite, Softmax> {

@@ -36,6 +36,9 @@ struct ConcatenationOptionsBuilder;
 struct Conv2DOptions;
 struct Conv2DOptionsBuilder;
 
+struct CumsumOptions;
+struct CumsumOptionsBuilder;
+
 struct CustomQuantization;
 struct CustomQuantizationBuilder;
 
@@ -1371,12 +1374,13 @@ enum class BuiltinOptions : uint8_t {
   TopKV2Options = 34,
   CastOptions = 37,
   BatchMatMulOptions = 101,
+  CumsumOptions = 102,
   GeluOptions = 116,
   MIN = NONE,
   MAX = GeluOptions
 };
 
-inline const BuiltinOptions (&EnumValuesBuiltinOptions())[18] {
+inline const BuiltinOptions (&EnumValuesBuiltinOptions())[19] {
   static const BuiltinOptions values[] = {
     BuiltinOptions::NONE,
     BuiltinOptions::Conv2DOptions,
@@ -1395,6 +1399,7 @@ inline const BuiltinOptions (&EnumValuesBuiltinOptions())[18] {
     BuiltinOptions::TopKV2Options,
     BuiltinOptions::CastOptions,
     BuiltinOptions::BatchMatMulOptions,
+    BuiltinOptions::CumsumOptions,
     BuiltinOptions::GeluOptions
   };
   return values;
@@ -1419,6 +1424,7 @@ inline const char *EnumNameBuiltinOptions(BuiltinOptions e) {
     case BuiltinOptions::TopKV2Options: return "TopKV2Options";
     case BuiltinOptions::CastOptions: return "CastOptions";
     case BuiltinOptions::BatchMatMulOptions: return "BatchMatMulOptions";
+    case BuiltinOptions::CumsumOptions: return "CumsumOptions";
     case BuiltinOptions::GeluOptions: return "GeluOptions";
     default: return "";
   }
@@ -1490,6 +1496,10 @@ template<> struct BuiltinOptionsTraits<tflite::CastOptions> {
 
 template<> struct BuiltinOptionsTraits<tflite::BatchMatMulOptions> {
   static const BuiltinOptions enum_value = BuiltinOptions::BatchMatMulOptions;
+};
+
+template<> struct BuiltinOptionsTraits<tflite::CumsumOptions> {
+  static const BuiltinOptions enum_value = BuiltinOptions::CumsumOptions;
 };
 
 template<> struct BuiltinOptionsTraits<tflite::GeluOptions> {
@@ -2118,6 +2128,57 @@ inline flatbuffers::Offset<Conv2DOptions> CreateConv2DOptions(
   builder_.add_quantized_bias_type(quantized_bias_type);
   builder_.add_fused_activation_function(fused_activation_function);
   builder_.add_padding(padding);
+  return builder_.Finish();
+}
+
+struct CumsumOptions FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
+  typedef CumsumOptionsBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_EXCLUSIVE = 4,
+    VT_REVERSE = 6
+  };
+  bool exclusive() const {
+    return GetField<uint8_t>(VT_EXCLUSIVE, 0) != 0;
+  }
+  bool reverse() const {
+    return GetField<uint8_t>(VT_REVERSE, 0) != 0;
+  }
+  bool Verify(flatbuffers::Verifier &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<uint8_t>(verifier, VT_EXCLUSIVE, 1) &&
+           VerifyField<uint8_t>(verifier, VT_REVERSE, 1) &&
+           verifier.EndTable();
+  }
+};
+
+struct CumsumOptionsBuilder {
+  typedef CumsumOptions Table;
+  flatbuffers::FlatBufferBuilder &fbb_;
+  flatbuffers::uoffset_t start_;
+  void add_exclusive(bool exclusive) {
+    fbb_.AddElement<uint8_t>(CumsumOptions::VT_EXCLUSIVE, static_cast<uint8_t>(exclusive), 0);
+  }
+  void add_reverse(bool reverse) {
+    fbb_.AddElement<uint8_t>(CumsumOptions::VT_REVERSE, static_cast<uint8_t>(reverse), 0);
+  }
+  explicit CumsumOptionsBuilder(flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  flatbuffers::Offset<CumsumOptions> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = flatbuffers::Offset<CumsumOptions>(end);
+    return o;
+  }
+};
+
+inline flatbuffers::Offset<CumsumOptions> CreateCumsumOptions(
+    flatbuffers::FlatBufferBuilder &_fbb,
+    bool exclusive = false,
+    bool reverse = false) {
+  CumsumOptionsBuilder builder_(_fbb);
+  builder_.add_reverse(reverse);
+  builder_.add_exclusive(exclusive);
   return builder_.Finish();
 }
 
@@ -3199,6 +3260,9 @@ struct Operator FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   const tflite::BatchMatMulOptions *builtin_options_as_BatchMatMulOptions() const {
     return builtin_options_type() == tflite::BuiltinOptions::BatchMatMulOptions ? static_cast<const tflite::BatchMatMulOptions *>(builtin_options()) : nullptr;
   }
+  const tflite::CumsumOptions *builtin_options_as_CumsumOptions() const {
+    return builtin_options_type() == tflite::BuiltinOptions::CumsumOptions ? static_cast<const tflite::CumsumOptions *>(builtin_options()) : nullptr;
+  }
   const tflite::GeluOptions *builtin_options_as_GeluOptions() const {
     return builtin_options_type() == tflite::BuiltinOptions::GeluOptions ? static_cast<const tflite::GeluOptions *>(builtin_options()) : nullptr;
   }
@@ -3319,6 +3383,10 @@ template<> inline const tflite::CastOptions *Operator::builtin_options_as<tflite
 
 template<> inline const tflite::BatchMatMulOptions *Operator::builtin_options_as<tflite::BatchMatMulOptions>() const {
   return builtin_options_as_BatchMatMulOptions();
+}
+
+template<> inline const tflite::CumsumOptions *Operator::builtin_options_as<tflite::CumsumOptions>() const {
+  return builtin_options_as_CumsumOptions();
 }
 
 template<> inline const tflite::GeluOptions *Operator::builtin_options_as<tflite::GeluOptions>() const {
@@ -4870,6 +4938,10 @@ inline bool VerifyBuiltinOptions(flatbuffers::Verifier &verifier, const void *ob
     }
     case BuiltinOptions::BatchMatMulOptions: {
       auto ptr = reinterpret_cast<const tflite::BatchMatMulOptions *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case BuiltinOptions::CumsumOptions: {
+      auto ptr = reinterpret_cast<const tflite::CumsumOptions *>(obj);
       return verifier.VerifyTable(ptr);
     }
     case BuiltinOptions::GeluOptions: {

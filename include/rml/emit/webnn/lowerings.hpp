@@ -288,6 +288,16 @@ struct Lowering<WebNN, Softmax> {
 };
 
 template <>
+struct Lowering<WebNN, CumSum> {
+  static void lower(webnn::Context& c, const Node& node, const CumSum& op) {
+    const std::int64_t axis = normalize_axis(op.axis, c.type(node.inputs[0]).shape.size(), "axis");
+    c.assign(c.output(node), webnn::call("cumulativeSum", {c.input(node, 0), std::to_string(axis),
+                                                          detail::concat("{exclusive: ", op.exclusive ? "true" : "false",
+                                                                         ", reversed: ", op.reverse ? "true" : "false", "}")}));
+  }
+};
+
+template <>
 struct Lowering<WebNN, LayerNorm> {
   static void lower(webnn::Context& c, const Node& node, const LayerNorm& op) {
     const auto last = static_cast<std::int64_t>(c.type(node.inputs[0]).shape.size()) - 1;

@@ -1,4 +1,4 @@
-// Reductions (sum, mean, max, min over any axes). Each output is computed by
+// Reductions (sum, mean, max, min over any axes) and running sums. Each output is computed by
 // one thread in a fixed order, so results never depend on the thread count:
 // a contiguous run of terms in simd_math.hpp's sixteen chains, terms apart in
 // one chain (sixteen outputs side by side in the vectors' lanes).
@@ -153,6 +153,61 @@ struct KernelFor<Reduce<Kind>> {
     const TensorType& x = ctx.type(node.inputs[0]);
     return std::make_unique<ReduceKernel>(ReduceKindOf<Kind>::value, x.dtype, node.inputs[0], node.outputs[0], x.shape,
                                           normalize_axes(op.axes, x.shape.size(), "reduce"));
+  }
+};
+
+/// Running sums along one axis. The work splits over the outer index; within it the
+/// `inner` lines advance together, one accumulator each (double for f32, so every output
+/// is the reference's: the same additions in the same order, rounded once).
+class CumSumKernel final : public Kernel {
+ public:
+  CumSumKernel(const CumSum& op, DType dtype, ValueId in, ValueId out, const Shape& shape)
+      : dtype_(dtype), in_(in), out_(out), exclusive_(op.exclusive), reverse_(op.reverse) {
+    const std::size_t axis = normalize_axis(op.axis, shape.size(), "cumsum");
+    outer_ = element_count(Shape(shape.begin(), shape.begin() + std::ptrdiff_t(axis)));
+    dim_ = shape[axis];
+    inner_ = element_count(Shape(shape.begin() + std::ptrdiff_t(axis) + 1, shape.end()));
+  }
+
+  void run(RunContext& ctx) const override {
+    visit_dtype(dtype_, [&](auto zero) {
+      using T = decltype(zero);
+      using Acc = std::conditional_t<std::is_same_v<T, float>, double, std::uint32_t>;  // i32 wraps
+      const T* x = ctx.value<const T>(in_);
+      T* y = ctx.value<T>(out_);
+      const std::int64_t work = std::max<std::int64_t>(dim_ * inner_, 1);
+      ctx.pool->parallel_for(outer_, std::max<std::int64_t>(1, 16384 / work), [&](std::int64_t b, std::int64_t e, int) {
+        std::vector<Acc> sums(static_cast<std::size_t>(inner_));
+        for (std::int64_t o = b; o < e; ++o) {
+          std::fill(sums.begin(), sums.end(), Acc(0));
+          for (std::int64_t step = 0; step < dim_; ++step) {
+            const std::int64_t row = (o * dim_ + (reverse_ ? dim_ - 1 - step : step)) * inner_;
+            const T* in = x + row;
+            T* result = y + row;
+            for (std::int64_t i = 0; i < inner_; ++i) {
+              const Acc before = sums[std::size_t(i)];
+              const Acc sum = sums[std::size_t(i)] = Acc(before + Acc(in[i]));
+              result[i] = static_cast<T>(exclusive_ ? before : sum);
+            }
+          }
+        }
+      });
+    });
+  }
+  std::string describe() const override { return detail::concat("cumsum along ", dim_, " elements, ", inner_, " lines"); }
+
+ private:
+  DType dtype_;
+  ValueId in_, out_;
+  bool exclusive_, reverse_;
+  std::int64_t outer_ = 1, dim_ = 1, inner_ = 1;
+};
+
+template <>
+struct KernelFor<CumSum> {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const CumSum& op) {
+    const TensorType& x = ctx.type(node.inputs[0]);
+    return std::make_unique<CumSumKernel>(op, x.dtype, node.inputs[0], node.outputs[0], x.shape);
   }
 };
 
