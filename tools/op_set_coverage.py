@@ -170,7 +170,6 @@ KERAS = OpSet(
     out_of_scope={},
     not_lowered={
         "3-D convolution and pooling (rml's windows are 2-D)": ["Conv3D", "MaxPool3D"],
-        "a transposed convolution (Conv1DTranspose, Conv2DTranspose): no rml op yet": ["Conv2DBackpropInput"],
     },
     at_export_time={"Range": "computed at export time: its bounds are constants (the RNN layers' time steps)"},
     about=("The op types in the frozen inference graphs of Keras's built-in layers and activations, each traced "

@@ -10,7 +10,8 @@ constant (so Fill, Range, Pack of constants and friends fold with TensorFlow's
 own semantics), and Shape, Size and ZerosLike of a lowered tensor are read from
 its static shape. NHWC convolutions and pools become transpose + NCHW op +
 transpose, with SAME padding as TensorFlow splits it (the odd pixel after)
-and EXPLICIT padding per side.
+and EXPLICIT padding per side. Functional While loops (Keras RNN layers) are unrolled,
+their TensorArrays held as lists at export time.
 Every lowered value's shape is checked against the shape TensorFlow recorded.
 A TensorFlow op with no lowering raises `ExportError` naming it: there is no
 fallback.
@@ -31,10 +32,10 @@ from .lowering.elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh,
                                    log1p, sinh, tan)
 from .lowering.layout import slice_axis, split, upsample_nearest
 from .lowering.linalg import einsum
-from .lowering.resize import resize_bilinear
 from .lowering.nn import batch_norm, log_softmax, product, top_k
+from .lowering.resize import resize_bilinear
 from .lowering.rounding import ceil, floor, round_half_even, sign
-from .lowering.windows import in_nchw, rml_pads
+from .lowering.windows import in_nchw, rml_pads, transposed_convolution
 
 # Slice ends meaning "to the end" (rml's slice clamps like Python's).
 FAR = 2**62
@@ -672,6 +673,28 @@ def _conv2d(L, x, kernel):
     pads = padding(L, image_hw(L, x), (kh, kw), strides, dilations)
     attrs = {"strides": strides, "pads": pads, "dilations": dilations, "groups": channels // in_per_group}
     return nchw_op(L, x, "conv2d", [L.transpose(kernel, [3, 2, 0, 1])], attrs)  # HWIO -> OIHW
+
+
+@LOWERINGS.register("Conv2DBackpropInput")
+def _conv2d_transpose(L, sizes, kernel, gradient):
+    """Conv2DTranspose (Keras, tf.nn.conv2d_transpose): the gradient of the forward conv
+    from an image of `sizes` to `gradient`, as a transposed convolution. The forward conv's
+    padding (TensorFlow's rule on the result's size) becomes dilation (k - 1) - before,
+    and whatever makes the result `sizes` long after."""
+    kh, kw = L.shape(kernel)[:2]
+    nhwc = L.attr("data_format", "NHWC") == "NHWC"
+    sizes = [int(v) for v in L.constant(sizes, "the output sizes")]
+    result_hw = sizes[1:3] if nhwc else sizes[2:4]
+    strides = spatial(L, L.attr("strides"), "a stride")
+    dilations = spatial(L, L.attr("dilations", [1, 1, 1, 1]), "a dilation")
+    top, left, bottom, right = padding(L, result_hw, (kh, kw), strides, dilations)
+    pads = []
+    for size, before, k, s, d, g in zip(result_hw, (top, left), (kh, kw), strides, dilations, image_hw(L, gradient)):
+        span = d * (k - 1)
+        pads.append((span - before, size + span - (span - before) - (g - 1) * s - 1))
+    kernel_io = L.transpose(kernel, [3, 2, 0, 1])  # (kh, kw, result, gradient) -> (gradient, result, kh, kw)
+    layout = NHWC if nhwc else NCHW
+    return in_nchw(L, gradient, layout, lambda y: transposed_convolution(L, y, kernel_io, strides, pads, dilations, 1))
 
 
 @LOWERINGS.register("DepthwiseConv2dNative")

@@ -30,7 +30,7 @@ from .lowering.layout import slice_axis, split, upsample_nearest
 from .lowering.nn import batch_norm, group_norm, log_softmax, normalize_over, product, top_k, variance
 from .lowering.resize import adaptive_avg_pool, pad_edges, resize_bilinear, resize_nearest
 from .lowering.rounding import ceil, floor, round_half_even, sign, trunc
-from .lowering.windows import rml_pads, with_unit_axis
+from .lowering.windows import rml_pads, transposed_convolution, with_unit_axis
 
 aten = torch.ops.aten
 
@@ -320,14 +320,18 @@ def _addmm(L, bias, a, b, beta=1, alpha=1):
 
 @LOWERINGS.register(aten.convolution.default)
 def _convolution(L, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
-    if transposed:
-        raise ExportError("aten.convolution with transposed=True has no lowering")
     if L.rank(x) == 3:  # Conv1d: the 2-D convolution over (N, C, 1, L), exactly
         y = _convolution(L, with_unit_axis(L, x, 2), with_unit_axis(L, w, 2), bias, [1, *stride], [0, *padding],
-                         [1, *dilation], transposed, output_padding, groups)
+                         [1, *dilation], transposed, [0, *output_padding], groups)
         return L.reshape(y, L.shape(y)[:2] + L.shape(y)[3:])
     if L.rank(x) != 4:
         raise ExportError(f"aten.convolution on rank {L.rank(x)} input has no lowering (1-D and 2-D only)")
+    if transposed:  # ConvTranspose1d/2d
+        kernel = L.shape(w)[2:]
+        spans = [d * (k - 1) for k, d in zip(kernel, dilation)]
+        pads = [(s - p, s - p + extra) for s, p, extra in zip(spans, padding, output_padding)]
+        y = transposed_convolution(L, x, w, stride, pads, dilation, groups)
+        return y if bias is None else L.op("add", [y, L.reshape(bias, [1, L.shape(bias)[0], 1, 1])])
     pads = rml_pads(zip(padding, padding))
     inputs = [x, w] + ([bias] if bias is not None else [])
     return L.op("conv2d", inputs, {"strides": list(stride), "pads": pads, "dilations": list(dilation), "groups": groups})

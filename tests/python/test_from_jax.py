@@ -236,3 +236,11 @@ def test_a_while_loop_whose_condition_reads_the_input_fails_by_name():
         export(until_large, {}, (POS,))
     with pytest.raises(rml.ExportError, match="branch index is not known at export time"):
         export(lambda p, x: lax.cond(jnp.sum(x) > 0, lambda v: v, lambda v: -v, x), {}, (X,))
+
+
+@pytest.mark.parametrize("strides, padding", [((2, 2), "SAME"), ((2, 3), "VALID"), ((1, 1), ((2, 1), (0, 2)))])
+def test_transposed_convolution_is_a_convolution_over_the_dilated_input(strides, padding, tmp_path):
+    kernel = RNG.standard_normal((3, 2, 4, 5)).astype(np.float32)  # HWIO
+    image = RNG.standard_normal((2, 6, 5, 4)).astype(np.float32)   # NHWC
+    check(lambda p, x: lax.conv_transpose(x, p["w"], strides, padding, dimension_numbers=("NHWC", "HWIO", "NHWC")),
+          image, params={"w": kernel}, tmp_path=tmp_path)

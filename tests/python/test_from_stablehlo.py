@@ -416,9 +416,13 @@ def torch_texts():
     small = TorchSmall().eval()
     small_inputs = (torch.from_numpy(IMAGE), torch.tensor([1, 4, 10], dtype=torch.int32))
     x = (torch.from_numpy(X),)
-    (small_text, small_params), (cumsum_text, cumsum_params), (remainder_text, remainder_params) = torch_modules(
-        [(small, small_inputs), (TorchCumsum(), x), (TorchRemainder(), x)])
+    transpose = torch.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1, output_padding=1).eval()
+    image = (torch.from_numpy(IMAGE),)
+    ((small_text, small_params), (cumsum_text, cumsum_params), (remainder_text, remainder_params),
+     (transpose_text, transpose_params)) = torch_modules(
+        [(small, small_inputs), (TorchCumsum(), x), (TorchRemainder(), x), (transpose, image)])
     return {"small": (small, small_inputs, small_text, small_params),
+            "conv_transpose": (transpose, image, transpose_text, transpose_params),
             "cumsum": (cumsum_text, cumsum_params, x), "remainder": (remainder_text, remainder_params, x)}
 
 
@@ -450,6 +454,19 @@ def test_an_op_rml_lacks_fails_by_name_from_every_producer(torch_texts):
     text, params, inputs = torch_texts["remainder"]
     with pytest.raises(rml.ExportError, match="StableHLO op 'stablehlo.remainder' has no rml lowering"):
         export(text, params, inputs)
+
+
+def test_transposed_convolutions_from_every_producer(torch_texts, tmp_path):
+    """lhs dilation and a reversed kernel: how XLA and torch-mlir write a transposed conv."""
+    module, inputs, text, params = torch_texts["conv_transpose"]
+    with torch.no_grad():
+        expected = module(*inputs).numpy()
+    agree(export(text, params, inputs), [x.numpy() for x in inputs], expected, tmp_path)
+    kernel = np.random.default_rng(4).standard_normal((3, 3, 2, 3)).astype(np.float32)
+    check_jax(lambda p, x: lax.conv_transpose(x, p["w"], (2, 2), "SAME", dimension_numbers=("NCHW", "HWIO", "NCHW")),
+              IMAGE[:, :2], params={"w": kernel}, tmp_path=tmp_path)
+    check_tf(lambda x: tf.nn.conv2d_transpose(x, kernel, (2, 13, 13, 2), 2, "VALID"),
+             np.ascontiguousarray(IMAGE[:, :3].transpose(0, 2, 3, 1)), tmp_path=tmp_path)
 
 
 def test_a_running_window_sum_is_a_cumsum_from_every_producer(torch_texts, tmp_path):

@@ -382,3 +382,22 @@ def test_keras_multi_head_attention_and_resizing(tmp_path):
     model = keras.Model([tokens, image], [h, g])
     x, y = f32(2, 6, 8), f32(2, 6, 6, 3)
     check(model, x, y, tmp_path=tmp_path, expected=model([x, y], training=False))
+
+
+@pytest.mark.parametrize("strides, padding, size", [(2, "SAME", 8), (2, "VALID", 9), (3, "SAME", 10), (1, "VALID", 6)])
+def test_transposed_convolution_as_keras_and_tf_write_it(strides, padding, size, tmp_path):
+    kernel = f32(3, 3, 5, 4)  # (kh, kw, out channels, in channels)
+    fn = lambda x: tf.nn.conv2d_transpose(x, kernel, (2, size, size, 5), strides, padding)  # noqa: E731
+    check(fn, f32(2, 4, 4, 4), tmp_path=tmp_path, op_type="Conv2DBackpropInput")
+
+
+def test_keras_conv_transpose_layers(tmp_path):
+    import keras
+
+    keras.utils.set_random_seed(3)
+    image, sequence = keras.Input((5, 6, 3)), keras.Input((7, 2))
+    a = keras.layers.Conv2DTranspose(4, (3, 2), strides=2, padding="same", dilation_rate=1)(image)
+    b = keras.layers.Conv1DTranspose(3, 4, strides=3)(sequence)
+    model = keras.Model([image, sequence], [a, b])
+    x, y = f32(2, 5, 6, 3), f32(2, 7, 2)
+    check(model, x, y, tmp_path=tmp_path, expected=model([x, y], training=False))

@@ -94,6 +94,9 @@ CASES = {
     # windows, padding, resizing, normalisation
     "avg_pool1d": (lambda x: F.avg_pool1d(x, 3, 2, 1), X), "avg_pool1d_unbatched": (lambda x: F.avg_pool1d(x, 2), X[0]),
     "adaptive_avg_pool1d": (lambda x: F.adaptive_avg_pool1d(x, 3), X),
+    "conv_transpose2d": (torch.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1), IMG),
+    "conv_transpose2d_grouped": (torch.nn.ConvTranspose2d(2, 4, (2, 3), stride=(1, 2), dilation=2, groups=2), IMG),
+    "conv_transpose1d": (torch.nn.ConvTranspose1d(3, 2, 4, stride=3, padding=2, bias=False), X),
     "max_pool_ceil": (lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True), IMG),
     "max_pool_ceil_padded": (lambda x: F.max_pool2d(x, (2, 3), 2, (1, 1), ceil_mode=True), IMG),
     "max_pool_ceil_dilated": (lambda x: F.max_pool2d(x, 2, 3, dilation=2, ceil_mode=True), torch.randn(1, 2, 8, 9)),

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._rml import ExportError
 from .base import Lowering, Value
+from .index import flip
 
 
 def rml_pads(pairs) -> list[int]:
@@ -61,8 +62,6 @@ def convolution(L: Lowering, x, w, window_strides, padding, lhs_dilation, rhs_di
         return L.reshape(y, shape[:spatial[2]] + shape[spatial[2] + 1:])
     if len(window_strides) != 2:
         raise ExportError(f"conv_general_dilated with {len(window_strides)} spatial axes has no lowering (1-D and 2-D only)")
-    if any(d != 1 for d in lhs_dilation):
-        raise ExportError("conv_general_dilated with lhs_dilation (a transposed convolution) has no lowering")
     if batch_group_count != 1:
         raise ExportError("conv_general_dilated with batch_group_count > 1 has no lowering")
     if any(lo < 0 or hi < 0 for lo, hi in padding):
@@ -70,7 +69,44 @@ def convolution(L: Lowering, x, w, window_strides, padding, lhs_dilation, rhs_di
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     attrs = {"strides": [int(s) for s in window_strides], "pads": rml_pads(padding),
              "dilations": [int(d) for d in rhs_dilation], "groups": int(feature_group_count)}
-    return in_nchw(L, x, lhs_spec, lambda y: L.op("conv2d", [y, L.transpose(w, rhs_spec)], attrs), out_spec)
+    conv = lambda y: L.op("conv2d", [dilate(L, y, lhs_dilation), L.transpose(w, rhs_spec)], attrs)  # noqa: E731
+    return in_nchw(L, x, lhs_spec, conv, out_spec)
+
+
+def dilate(L: Lowering, x, dilation) -> Value:
+    """An NCHW image with dilation - 1 zeros between neighbouring pixels (XLA's lhs
+    dilation, which makes a transposed convolution a plain one): each pixel gets a unit
+    axis after its row and column, padded with zeros, merged, and the zeros after the last
+    pixel cut off. The zeros add only exact zero products to the convolution's sums."""
+    dh, dw = (int(d) for d in dilation)
+    if dh == 1 and dw == 1:
+        return L.value(x)
+    n, c, h, w = L.shape(x)
+    y = L.reshape(x, [n, c, h, 1, w, 1])
+    y = L.op("pad", [y], {"pads": [0] * 6 + [0, 0, 0, dh - 1, 0, dw - 1], "value": 0.0})
+    y = L.reshape(y, [n, c, h * dh, w * dw])
+    return L.op("slice", [y], {"axes": [2, 3], "starts": [0, 0], "ends": [(h - 1) * dh + 1, (w - 1) * dw + 1]})
+
+
+def transposed_kernel(L: Lowering, w, groups: int) -> Value:
+    """A transposed convolution's kernel, laid out (I, O / groups, kh, kw) as PyTorch keeps
+    it, as the plain convolution's (O, I / groups, kh, kw) over the dilated input: each
+    group's in and out channels swapped, the window flipped."""
+    cin, cout_group, kh, kw = L.shape(w)
+    w = L.reshape(w, [groups, cin // groups, cout_group, kh, kw])
+    w = L.reshape(L.transpose(w, [0, 2, 1, 3, 4]), [groups * cout_group, cin // groups, kh, kw])
+    return flip(L, w, [2, 3])
+
+
+def transposed_convolution(L: Lowering, x, w, strides, pads, dilations, groups: int) -> Value:
+    """The NCHW transposed convolution (the gradient of a convolution with respect to its
+    input) with kernel `w` in (I, O / groups, kh, kw): the input dilated by the strides and
+    convolved with the transposed kernel. `pads` are the plain convolution's
+    (before, after) per axis: dilation (k - 1) - padding before, and after that again plus
+    whatever output padding the framework adds."""
+    kernel = transposed_kernel(L, w, groups)
+    nchw, oihw = (0, 1, 2, 3), (0, 1, 2, 3)
+    return convolution(L, x, kernel, [1, 1], pads, strides, dilations, (nchw, oihw, nchw), groups, 1)
 
 
 def pool_window(window_dimensions, window_strides, padding, base_dilation, window_dilation) -> tuple[list, dict]:
