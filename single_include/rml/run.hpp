@@ -7776,6 +7776,7 @@ class CumSumKernel final : public Kernel {
     outer_ = element_count(Shape(shape.begin(), shape.begin() + std::ptrdiff_t(axis)));
     dim_ = shape[axis];
     inner_ = element_count(Shape(shape.begin() + std::ptrdiff_t(axis) + 1, shape.end()));
+    thread_scratch_bytes = static_cast<std::size_t>(inner_) * 8;  // one accumulator per line (double or u32)
   }
 
   void run(RunContext& ctx) const override {
@@ -7785,17 +7786,18 @@ class CumSumKernel final : public Kernel {
       const T* x = ctx.value<const T>(in_);
       T* y = ctx.value<T>(out_);
       const std::int64_t work = std::max<std::int64_t>(dim_ * inner_, 1);
-      ctx.pool->parallel_for(outer_, std::max<std::int64_t>(1, 16384 / work), [&](std::int64_t b, std::int64_t e, int) {
-        std::vector<Acc> sums(static_cast<std::size_t>(inner_));
+      ctx.pool->parallel_for(outer_, std::max<std::int64_t>(1, 16384 / work),
+                             [&](std::int64_t b, std::int64_t e, int thread) {
+        Acc* sums = ctx.scratch_of<Acc>(thread);  // the plan's scratch: no allocation per run
         for (std::int64_t o = b; o < e; ++o) {
-          std::fill(sums.begin(), sums.end(), Acc(0));
+          std::fill(sums, sums + inner_, Acc(0));
           for (std::int64_t step = 0; step < dim_; ++step) {
             const std::int64_t row = (o * dim_ + (reverse_ ? dim_ - 1 - step : step)) * inner_;
             const T* in = x + row;
             T* result = y + row;
             for (std::int64_t i = 0; i < inner_; ++i) {
-              const Acc before = sums[std::size_t(i)];
-              const Acc sum = sums[std::size_t(i)] = Acc(before + Acc(in[i]));
+              const Acc before = sums[i];
+              const Acc sum = sums[i] = Acc(before + Acc(in[i]));
               result[i] = static_cast<T>(exclusive_ ? before : sum);
             }
           }
