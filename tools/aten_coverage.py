@@ -23,9 +23,6 @@ NO_TENSOR_INPUT = {"aten.arange.start_step", "aten.empty.memory_format", "aten.e
                    "aten.full.default", "aten.scalar_tensor.default"}
 
 NOT_LOWERED = {
-    "aten._adaptive_avg_pool3d.default": "3-D windows (rml's pools are 2-D)",
-    "aten.avg_pool3d.default": "3-D windows (rml's pools are 2-D)",
-    "aten.max_pool3d_with_indices.default": "3-D windows (rml's pools are 2-D)",
     "aten._embedding_bag.default": "bags of run-time lengths (offsets): needs a segment sum",
     "aten.col2im.default": "overlapping sums of patches: needs a scatter-add (or a transposed convolution)",
     "aten.fmod.Scalar": "f32 remainder: a - trunc(a / b) b is not exact, and rml has no mod op",
@@ -50,9 +47,12 @@ LIMITS = {  # lowered ops that refuse some arguments, or are not exact to the la
     "aten.bitwise_not.default": "bools only",
     "aten.div.Tensor_mode": "f32; floor mode rounds the quotient first",
     "aten.div.Scalar_mode": "f32; floor mode rounds the quotient first",
-    "aten.convolution.default": "1-D and 2-D, plain or transposed",
+    "aten.convolution.default": "1-D to 3-D; transposed 1-D and 2-D",
     "aten.max_pool2d_with_indices.default": "the indices output is not lowered",
+    "aten.max_pool3d_with_indices.default": "the indices output is not lowered",
     "aten.avg_pool2d.default": ("no divisor_override; ceil_mode only where torch counts no padding cells "
+                                "(no padding, or count_include_pad=False)"),
+    "aten.avg_pool3d.default": ("no divisor_override; ceil_mode only where torch counts no padding cells "
                                 "(no padding, or count_include_pad=False)"),
     "aten.native_layer_norm.default": "over the last axis",
     "aten.topk.default": "largest, along the last axis",

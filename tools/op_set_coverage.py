@@ -101,16 +101,11 @@ JAX = OpSet(
         "no exact expression: exp(x ln 2) and pow(2, x) round differently from exp2": ["exp2"],
         "f32 remainder: a - trunc(a / b) b is not exact, and rml has no mod op": ["rem"],
         "rounds to a narrower float format: no rml op": ["reduce_precision"],
-        "total-order comparison (-0 < +0, NaNs ordered; sort comparators): not yet lowered": ["eq_to", "le_to",
-                                                                                             "lt_to"],
+        "total-order comparison: it orders NaNs by their sign bit, which no rml op reads (no bitcast)":
+            ["eq_to", "le_to", "lt_to"],
         "a reduction or window with a body of its own: the named ones (sum, max, min, prod, argmax) are lowered":
             ["reduce", "reduce_window"],
         "parity of bools along an axis: no rml op": ["reduce_xor"],
-        "not yet lowered (approx_top_k may return the exact top_k)": ["approx_top_k"],
-        "not yet lowered: with starts known at export time it is slices and a concat (torch's slice_scatter is)":
-            ["dynamic_update_slice"],
-        "not yet lowered: multi-operand sorts (argsort) and total-order comparators; torch's sort goes "
-        "through top_k": ["sort"],
         "scatters: indices known at export time are lowered on the torch route only; several updates into "
         "one element need a scatter-add": ["scatter", "scatter-add", "scatter-max", "scatter-min", "scatter-mul"],
     },
@@ -169,7 +164,8 @@ KERAS = OpSet(
     "TensorFlow ops Keras layers emit", "TensorFlow direct exporter", "op type", keras_ops,
     out_of_scope={},
     not_lowered={
-        "3-D convolution and pooling (rml's windows are 2-D)": ["Conv3D", "MaxPool3D"],
+        "a transposed 3-D convolution: not yet lowered (the 2-D recipe's zero dilation is written for images)":
+            ["Conv3DBackpropInputV2"],
     },
     at_export_time={"Range": "computed at export time: its bounds are constants (the RNN layers' time steps)"},
     about=("The op types in the frozen inference graphs of Keras's built-in layers and activations, each traced "

@@ -25,8 +25,8 @@ from .lowering import names as names_rule
 from .lowering.base import Table, Value, output_name, shape_mismatch
 from .lowering.elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, clamp, convert, cosh, erfc, expm1,
                                    log1p, sinh, tan)
-from .lowering.index import extreme_along, flip
-from .lowering.layout import split
+from .lowering.index import descending_key, extreme_along, flip, gather_along, sort_along
+from .lowering.layout import slice_axis, split
 from .lowering.linalg import dot_general
 from .lowering.nn import product, top_k
 from .lowering.rounding import ceil, floor, round_half_away, round_half_even, sign
@@ -314,6 +314,50 @@ def _gather(L, operand, indices, dimension_numbers, slice_sizes, **_):
     for position in range(batch_rank + len(shape) - 1):
         perm.append(rml_position[next(offsets)] if position in dn.offset_dims else rml_position[("batch", next(batch))])
     return L.transpose(out, perm)
+
+
+@LOWERINGS.register("sort")
+def _sort(L, *operands, dimension, is_stable=False, num_keys=1, **_):
+    """lax.sort (jnp.sort, argsort: the operands sorted by the first), stable."""
+    if num_keys != 1:
+        raise ExportError(f"sort with {num_keys} keys has no lowering (one key)")
+    dimension = int(dimension) % L.rank(operands[0])
+    values, indices = sort_along(L, operands[0], dimension)
+    return [values] + [gather_along(L, o, dimension, indices) for o in operands[1:]]
+
+
+@LOWERINGS.register("approx_top_k")
+def _approx_top_k(L, x, k, reduction_dimension=-1, is_max_k=True, aggregate_to_topk=True, **_):
+    """The exact top k, which approx_top_k may return."""
+    if reduction_dimension not in (-1, L.rank(x) - 1):
+        raise ExportError("approx_top_k is lowered only along the last axis")
+    if not aggregate_to_topk:
+        raise ExportError("approx_top_k with aggregate_to_topk=False (more than k candidates) has no lowering")
+    if is_max_k:
+        return list(top_k(L, x, k))
+    _, indices = top_k(L, descending_key(L, x), k)
+    return [gather_along(L, x, L.rank(x) - 1, indices), indices]
+
+
+@LOWERINGS.register("dynamic_update_slice")
+def _dynamic_update_slice(L, x, update, *starts, **_):
+    """x with `update` written at `starts` (known at export time, clamped as JAX clamps
+    them so the update fits): along each axis in turn, the part before, the updated
+    middle and the part after, concatenated."""
+    if any(isinstance(s, Value) for s in starts):
+        raise ExportError("dynamic_update_slice with start indices known only at run time has no lowering")
+    shape, sizes = L.shape(x), L.shape(update)
+    begins = [int(min(max(int(np.asarray(s)), 0), dim - size)) for s, dim, size in zip(starts, shape, sizes)]
+
+    def write(part, axis: int) -> Value:
+        if axis == len(shape):
+            return L.value(update)
+        begin, end = begins[axis], begins[axis] + sizes[axis]
+        middle = write(slice_axis(L, part, axis, begin, end) if (begin, end) != (0, shape[axis]) else part, axis + 1)
+        pieces = ([slice_axis(L, part, axis, 0, begin)] if begin else []) + [middle] + \
+                 ([slice_axis(L, part, axis, end, shape[axis])] if end < shape[axis] else [])
+        return pieces[0] if len(pieces) == 1 else L.op("concat", pieces, {"axis": axis})
+    return write(x, 0)
 
 
 @LOWERINGS.register("top_k")

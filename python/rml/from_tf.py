@@ -35,6 +35,7 @@ from .lowering.linalg import einsum
 from .lowering.nn import batch_norm, log_softmax, product, top_k
 from .lowering.resize import resize_bilinear
 from .lowering.rounding import ceil, floor, round_half_even, sign
+from .lowering.volumes import conv3d, pool3d
 from .lowering.windows import in_nchw, rml_pads, transposed_convolution
 
 # Slice ends meaning "to the end" (rml's slice clamps like Python's).
@@ -542,6 +543,48 @@ def _pad(L, x, paddings, value=None):
     return L.op("pad", [x], {"pads": paddings[:, 0].tolist() + paddings[:, 1].tolist(), "value": fill})
 
 
+@LOWERINGS.register("SpaceToBatchND")
+def _space_to_batch(L, x, block_shape, paddings):
+    """Each block position's pixels as a batch of its own (TensorFlow writes a dilated 3-D
+    convolution as one over space_to_batch's output): pad, split every blocked axis into
+    (size / block, block), and move the block axes in front of the batch."""
+    blocks = [int(b) for b in L.constant(block_shape, "the block shape").reshape(-1)]
+    pairs = L.constant(paddings, "the paddings").astype(np.int64).reshape(-1, 2)
+    m, rank = len(blocks), L.rank(x)
+    pads = [0] * (2 * rank)
+    for i, (before, after) in enumerate(pairs):
+        pads[1 + i], pads[rank + 1 + i] = int(before), int(after)
+    y = L.op("pad", [x], {"pads": pads, "value": 0.0}) if any(pads) else L.value(x)
+    shape = L.shape(y)
+    if any(shape[1 + i] % b for i, b in enumerate(blocks)):
+        raise ExportError(f"SpaceToBatchND: padded sizes {shape[1:1 + m]} are not multiples of the blocks {blocks}")
+    split = [shape[0]] + [d for i, b in enumerate(blocks) for d in (shape[1 + i] // b, b)] + list(shape[1 + m:])
+    y = L.reshape(y, split)
+    perm = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)] + list(range(1 + 2 * m, len(split)))
+    y = L.transpose(y, perm)
+    return L.reshape(y, [shape[0] * int(np.prod(blocks))] + [shape[1 + i] // b for i, b in enumerate(blocks)]
+                     + list(shape[1 + m:]))
+
+
+@LOWERINGS.register("BatchToSpaceND")
+def _batch_to_space(L, x, block_shape, crops):
+    """The inverse of SpaceToBatchND: the block axes back beside the axes they split, then
+    the crops cut off."""
+    blocks = [int(b) for b in L.constant(block_shape, "the block shape").reshape(-1)]
+    pairs = L.constant(crops, "the crops").astype(np.int64).reshape(-1, 2)
+    m, shape = len(blocks), L.shape(x)
+    batch = shape[0] // int(np.prod(blocks))
+    y = L.reshape(x, blocks + [batch] + list(shape[1:]))
+    perm = [m] + [a for i in range(m) for a in (m + 1 + i, i)] + list(range(2 * m + 1, m + len(shape)))
+    y = L.transpose(y, perm)
+    sizes = [shape[1 + i] * b for i, b in enumerate(blocks)]
+    y = L.reshape(y, [batch] + sizes + list(shape[1 + m:]))
+    if not pairs.any():
+        return y
+    return L.op("slice", [y], {"axes": list(range(1, m + 1)), "starts": [int(b) for b, _ in pairs],
+                               "ends": [size - int(a) for size, (_, a) in zip(sizes, pairs)]})
+
+
 @LOWERINGS.register("GatherV2")
 def _gather(L, params, indices, dim):
     if L.attr("batch_dims", 0) != 0:
@@ -617,57 +660,67 @@ def _bias_add(L, x, bias):
     return L.op("add", [x, bias])
 
 
-NCHW, NHWC = [0, 1, 2, 3], [0, 3, 1, 2]  # where each layout holds the N, C, H and W axes
+def channels_last(L) -> bool:
+    """Whether the node's data_format (NHWC, NDHWC; NCHW, NCDHW) keeps channels last."""
+    return L.attr("data_format", "NHWC").endswith("C")
+
+
+def channels_first_layout(L, rank: int) -> list[int]:
+    """Where the node's layout holds the N, C and spatial axes, in that order."""
+    return [0, rank - 1, *range(1, rank - 1)] if channels_last(L) else list(range(rank))
 
 
 def spatial(L, values: list, what: str) -> list[int]:
-    """The (height, width) entries of a 4-entry NHWC/NCHW attribute; the batch
-    and channel entries must be 1."""
-    nhwc = L.attr("data_format", "NHWC") == "NHWC"
-    outer = (values[0], values[3]) if nhwc else (values[0], values[1])
-    if any(v != 1 for v in outer):
+    """The spatial entries of a per-axis attribute in data_format order (4 entries for 2-D
+    windows, 5 for 3-D); the batch and channel entries must be 1."""
+    layout = channels_first_layout(L, len(values))
+    if values[layout[0]] != 1 or values[layout[1]] != 1:
         raise ExportError(f"{what} over the batch or channel axis has no lowering")
-    return list(values[1:3]) if nhwc else list(values[2:4])
+    return [int(values[a]) for a in layout[2:]]
+
+
+def padding_pairs(L, sizes, kernel, strides, dilations) -> list[tuple[int, int]]:
+    """(before, after) per spatial axis for VALID, SAME or EXPLICIT padding."""
+    mode = L.attr("padding")
+    if mode == "VALID":
+        return [(0, 0)] * len(sizes)
+    if mode == "SAME":
+        pairs = []
+        for size, k, s, d in zip(sizes, kernel, strides, dilations):
+            total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+            pairs.append((total // 2, total - total // 2))  # an odd total puts the extra pixel after
+        return pairs
+    if mode == "EXPLICIT":
+        explicit = L.attr("explicit_paddings")
+        rank = len(sizes) + 2
+        pairs = [tuple(explicit[2 * d: 2 * d + 2]) for d in range(rank)]  # per axis, in data_format order
+        layout = channels_first_layout(L, rank)
+        if any(pairs[layout[0]]) or any(pairs[layout[1]]):
+            raise ExportError(f"EXPLICIT padding {explicit} pads the batch or channel axis; no lowering")
+        return [pairs[a] for a in layout[2:]]
+    raise ExportError(f"padding {mode!r} has no lowering")
 
 
 def padding(L, in_hw, kernel_hw, strides, dilations) -> list[int]:
-    """rml pads [top, left, bottom, right] for VALID, SAME or EXPLICIT padding."""
-    mode = L.attr("padding")
-    if mode == "VALID":
-        return [0, 0, 0, 0]
-    if mode == "SAME":
-        pads = []
-        for size, k, s, d in zip(in_hw, kernel_hw, strides, dilations):
-            total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
-            pads.append((total // 2, total - total // 2))  # an odd total puts the extra pixel after
-        return rml_pads(pads)
-    if mode == "EXPLICIT":
-        explicit = L.attr("explicit_paddings")
-        pairs = [explicit[2 * d: 2 * d + 2] for d in range(4)]  # (before, after) per axis, in data_format order
-        hw_axes = (1, 2) if L.attr("data_format", "NHWC") == "NHWC" else (2, 3)
-        hw = [pairs[d] for d in hw_axes]
-        outer = [p for d in range(4) if d not in hw_axes for p in pairs[d]]
-        if any(outer):
-            raise ExportError(f"EXPLICIT padding {explicit} pads the batch or channel axis; no lowering")
-        return rml_pads(hw)
-    raise ExportError(f"padding {mode!r} has no lowering")
+    """rml pads [top, left, bottom, right] for a 2-D window."""
+    return rml_pads(padding_pairs(L, in_hw, kernel_hw, strides, dilations))
 
 
 def nchw_op(L, x, name: str, inputs: list, attrs: dict) -> Value:
     """An rml NCHW op on NHWC or NCHW data, as the node's data_format says."""
-    layout = NHWC if L.attr("data_format", "NHWC") == "NHWC" else NCHW
-    return in_nchw(L, x, layout, lambda y: L.op(name, [y] + inputs, attrs))
+    return in_nchw(L, x, channels_first_layout(L, 4), lambda y: L.op(name, [y] + inputs, attrs))
 
 
 def image_hw(L, x) -> list[int]:
+    """The sizes of x's spatial axes (two for images, three for volumes)."""
     shape = L.shape(x)
-    return list(shape[1:3]) if L.attr("data_format", "NHWC") == "NHWC" else list(shape[2:4])
+    return [shape[a] for a in channels_first_layout(L, len(shape))[2:]]
 
 
 @LOWERINGS.register("Conv2D")
 def _conv2d(L, x, kernel):
     kh, kw, in_per_group, out = L.shape(kernel)
-    channels = L.shape(x)[3 if L.attr("data_format", "NHWC") == "NHWC" else 1]
+    channels = L.shape(x)[channels_first_layout(L, 4)[1]]
     strides = spatial(L, L.attr("strides"), "a stride")
     dilations = spatial(L, L.attr("dilations", [1, 1, 1, 1]), "a dilation")
     pads = padding(L, image_hw(L, x), (kh, kw), strides, dilations)
@@ -682,18 +735,17 @@ def _conv2d_transpose(L, sizes, kernel, gradient):
     padding (TensorFlow's rule on the result's size) becomes dilation (k - 1) - before,
     and whatever makes the result `sizes` long after."""
     kh, kw = L.shape(kernel)[:2]
-    nhwc = L.attr("data_format", "NHWC") == "NHWC"
+    layout = channels_first_layout(L, 4)
     sizes = [int(v) for v in L.constant(sizes, "the output sizes")]
-    result_hw = sizes[1:3] if nhwc else sizes[2:4]
+    result_hw = [sizes[a] for a in layout[2:]]
     strides = spatial(L, L.attr("strides"), "a stride")
     dilations = spatial(L, L.attr("dilations", [1, 1, 1, 1]), "a dilation")
-    top, left, bottom, right = padding(L, result_hw, (kh, kw), strides, dilations)
+    forward = padding_pairs(L, result_hw, (kh, kw), strides, dilations)
     pads = []
-    for size, before, k, s, d, g in zip(result_hw, (top, left), (kh, kw), strides, dilations, image_hw(L, gradient)):
+    for size, (before, _), k, s, d, g in zip(result_hw, forward, (kh, kw), strides, dilations, image_hw(L, gradient)):
         span = d * (k - 1)
         pads.append((span - before, size + span - (span - before) - (g - 1) * s - 1))
     kernel_io = L.transpose(kernel, [3, 2, 0, 1])  # (kh, kw, result, gradient) -> (gradient, result, kh, kw)
-    layout = NHWC if nhwc else NCHW
     return in_nchw(L, gradient, layout, lambda y: transposed_convolution(L, y, kernel_io, strides, pads, dilations, 1))
 
 
@@ -722,6 +774,32 @@ def _pool(name):
 
 LOWERINGS["MaxPool"] = _pool("max_pool2d")
 LOWERINGS["AvgPool"] = _pool("avg_pool2d")
+
+
+@LOWERINGS.register("Conv3D")
+def _conv3d(L, x, kernel):
+    kd, kh, kw, in_per_group, _ = L.shape(kernel)
+    channels = L.shape(x)[channels_first_layout(L, 5)[1]]
+    strides = spatial(L, L.attr("strides"), "a stride")
+    dilations = spatial(L, L.attr("dilations", [1] * 5), "a dilation")
+    pairs = padding_pairs(L, image_hw(L, x), (kd, kh, kw), strides, dilations)
+    weight = L.transpose(kernel, [4, 3, 0, 1, 2])  # DHWIO -> OIDHW
+    return in_nchw(L, x, channels_first_layout(L, 5),
+                   lambda y: conv3d(L, y, weight, strides, pairs, dilations, channels // in_per_group))
+
+
+def _pool3d(name: str):
+    def lower(L, x):
+        kernel = spatial(L, L.attr("ksize"), "a pooling window")
+        strides = spatial(L, L.attr("strides"), "a pooling stride")
+        pairs = padding_pairs(L, image_hw(L, x), kernel, strides, (1, 1, 1))
+        # TF averages over the real inputs only
+        return in_nchw(L, x, channels_first_layout(L, 5), lambda y: pool3d(L, y, name, kernel, strides, pairs))
+    return lower
+
+
+LOWERINGS["MaxPool3D"] = _pool3d("max_pool2d")
+LOWERINGS["AvgPool3D"] = _pool3d("avg_pool2d")
 
 
 @LOWERINGS.register("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")

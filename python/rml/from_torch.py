@@ -24,12 +24,12 @@ from .lowering import names as names_rule
 from .lowering.base import Table, Value, output_name, shape_mismatch
 from .lowering.elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, clamp, convert, cosh, expm1,
                                    log1p, log_base, sinh, tan)
-from .lowering.index import (descending_key, diagonal, extreme_along, flip, gather_along, move_axis_last,
-                             scatter_by_map, tile)
+from .lowering.index import diagonal, extreme_along, flip, gather_along, scatter_by_map, sort_along, tile
 from .lowering.layout import slice_axis, split, upsample_nearest
 from .lowering.nn import batch_norm, group_norm, log_softmax, normalize_over, product, top_k, variance
 from .lowering.resize import adaptive_avg_pool, pad_edges, resize_bilinear, resize_nearest
 from .lowering.rounding import ceil, floor, round_half_even, sign, trunc
+from .lowering.volumes import conv3d, pool3d
 from .lowering.windows import rml_pads, transposed_convolution, with_unit_axis
 
 aten = torch.ops.aten
@@ -324,66 +324,90 @@ def _convolution(L, x, w, bias, stride, padding, dilation, transposed, output_pa
         y = _convolution(L, with_unit_axis(L, x, 2), with_unit_axis(L, w, 2), bias, [1, *stride], [0, *padding],
                          [1, *dilation], transposed, [0, *output_padding], groups)
         return L.reshape(y, L.shape(y)[:2] + L.shape(y)[3:])
+    if L.rank(x) == 5 and not transposed:  # Conv3d
+        y = conv3d(L, x, w, stride, [(p, p) for p in padding], dilation, groups)
+        return y if bias is None else L.op("add", [y, L.reshape(bias, [1, L.shape(bias)[0], 1, 1, 1])])
     if L.rank(x) != 4:
-        raise ExportError(f"aten.convolution on rank {L.rank(x)} input has no lowering (1-D and 2-D only)")
+        kind = "transposed " if transposed else ""
+        raise ExportError(f"aten.convolution ({kind}{L.rank(x) - 2}-D) has no lowering "
+                          "(1-D to 3-D, transposed 1-D and 2-D)")
     if transposed:  # ConvTranspose1d/2d
         kernel = L.shape(w)[2:]
         spans = [d * (k - 1) for k, d in zip(kernel, dilation)]
         pads = [(s - p, s - p + extra) for s, p, extra in zip(spans, padding, output_padding)]
-        y = transposed_convolution(L, x, w, stride, pads, dilation, groups)
-        return y if bias is None else L.op("add", [y, L.reshape(bias, [1, L.shape(bias)[0], 1, 1])])
+        return transposed_convolution(L, x, w, stride, pads, dilation, groups, bias)
     pads = rml_pads(zip(padding, padding))
     inputs = [x, w] + ([bias] if bias is not None else [])
     return L.op("conv2d", inputs, {"strides": list(stride), "pads": pads, "dilations": list(dilation), "groups": groups})
 
 
-def _pool_window(kernel, stride, padding):
-    kernel = list(kernel) * (2 // len(kernel))
-    stride = list(stride or kernel) * (2 // len(stride or kernel))
-    padding = list(padding) * (2 // len(padding))
-    return kernel, stride, rml_pads(zip(padding, padding))
-
-
-def _ceil_mode_extra(L, x, kernel, stride, pads, dilation=(1, 1)) -> list[int]:
-    """pads grown at the bottom and right by what ceil_mode adds: torch rounds the output
+def _pool_window(L, x, spatial: int, kernel, stride, padding, dilation, ceil_mode):
+    """(kernel, strides, (before, after) per axis, dilations) of a torch pool over the last
+    `spatial` axes of x (torch repeats a one-entry list; no stride means the kernel). With
+    ceil_mode the padding after each axis grows by what torch adds: it rounds the output
     size up, but drops a last window that would start in the right padding."""
-    grown = list(pads)
-    for i, size in enumerate(L.shape(x)[-2:]):
-        before, after = pads[i], pads[i + 2]
-        span = dilation[i] * (kernel[i] - 1) + 1
-        out = -(-(size + before + after - span) // stride[i]) + 1
-        if (out - 1) * stride[i] >= size + before:
-            out -= 1
-        grown[i + 2] += max(0, (out - 1) * stride[i] + span - (size + before + after))
-    return grown
-
-
-@LOWERINGS.register(aten.max_pool2d_with_indices.default)
-def _max_pool(L, x, kernel, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
-    kernel, stride, pads = _pool_window(kernel, stride, padding)
-    dilation = list(dilation) * (2 // len(dilation))
+    def each(values):
+        return [int(v) for v in values] * (spatial // len(values))
+    kernel, dilation, padding = each(kernel), each(dilation), each(padding)
+    stride = each(stride or kernel)
+    pairs = [(p, p) for p in padding]
     if ceil_mode:
-        pads = _ceil_mode_extra(L, x, kernel, stride, pads, dilation)
-    out = L.op("max_pool2d", [x], {"kernel": kernel, "strides": stride, "pads": pads, "dilations": dilation})
-    return (out, None)  # indices are not lowered; using them fails in getitem
+        for i, size in enumerate(L.shape(x)[-spatial:]):
+            span = dilation[i] * (kernel[i] - 1) + 1
+            out = -(-(size + 2 * padding[i] - span) // stride[i]) + 1
+            if (out - 1) * stride[i] >= size + padding[i]:
+                out -= 1
+            pairs[i] = (padding[i], padding[i] + max(0, (out - 1) * stride[i] + span - (size + 2 * padding[i])))
+    return kernel, stride, pairs, dilation
 
 
-@LOWERINGS.register(aten.avg_pool2d.default)
-def _avg_pool(L, x, kernel, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True, divisor_override=None):
-    if divisor_override is not None:
-        raise ExportError("aten.avg_pool2d with divisor_override has no lowering")
-    kernel, stride, pads = _pool_window(kernel, stride, padding)
-    if ceil_mode:
-        # torch counts the padding but not the cells ceil_mode adds; with no padding
-        # that is counting the input's cells only.
-        if count_include_pad and any(pads):
-            raise ExportError("aten.avg_pool2d with ceil_mode, padding and count_include_pad has no lowering")
-        pads, count_include_pad = _ceil_mode_extra(L, x, kernel, stride, pads), False
-    attrs = {"kernel": kernel, "strides": stride, "pads": pads, "count_include_pad": bool(count_include_pad)}
-    if L.rank(x) == 3:  # unbatched (C, H, W)
-        y = L.op("avg_pool2d", [L.reshape(x, [1, *L.shape(x)])], attrs)
-        return L.reshape(y, L.shape(y)[1:])
-    return L.op("avg_pool2d", [x], attrs)
+def _max_pool(spatial: int):
+    def lower(L, x, kernel, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+        kernel, stride, pairs, dilation = _pool_window(L, x, spatial, kernel, stride, padding, dilation, ceil_mode)
+        if spatial == 3:
+            out = _batched(L, x, 5, lambda y: pool3d(L, y, "max_pool2d", kernel, stride, pairs, dilation))
+        else:
+            attrs = {"kernel": kernel, "strides": stride, "pads": rml_pads(pairs), "dilations": dilation}
+            out = _batched(L, x, 4, lambda y: L.op("max_pool2d", [y], attrs))
+        return (out, None)  # indices are not lowered; using them fails in getitem
+    return lower
+
+
+LOWERINGS[aten.max_pool2d_with_indices.default] = _max_pool(2)
+LOWERINGS[aten.max_pool3d_with_indices.default] = _max_pool(3)
+
+
+def _batched(L, x, rank: int, lower) -> Value:
+    """lower(x) for a batched input of `rank`, or for an unbatched one given a unit batch axis."""
+    if L.rank(x) == rank:
+        return lower(x)
+    y = lower(L.reshape(x, [1, *L.shape(x)]))
+    return L.reshape(y, L.shape(y)[1:])
+
+
+def _avg_pool(spatial: int):
+    def lower(L, x, kernel, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True, divisor_override=None):
+        if divisor_override is not None:
+            raise ExportError(f"aten.avg_pool{spatial}d with divisor_override has no lowering")
+        kernel, stride, pairs, _ = _pool_window(L, x, spatial, kernel, stride, padding, (1,), ceil_mode)
+        if ceil_mode:
+            # torch counts the padding but not the cells ceil_mode adds; with no padding
+            # that is counting the input's cells only.
+            if count_include_pad and any(padding):
+                raise ExportError(f"aten.avg_pool{spatial}d with ceil_mode, padding and count_include_pad "
+                                  "has no lowering")
+            count_include_pad = False
+        if spatial == 3:
+            return _batched(L, x, 5, lambda y: pool3d(L, y, "avg_pool2d", kernel, stride, pairs,
+                                                      count_include_pad=count_include_pad))
+        attrs = {"kernel": kernel, "strides": stride, "pads": rml_pads(pairs),
+                 "count_include_pad": bool(count_include_pad)}
+        return _batched(L, x, 4, lambda y: L.op("avg_pool2d", [y], attrs))
+    return lower
+
+
+LOWERINGS[aten.avg_pool2d.default] = _avg_pool(2)
+LOWERINGS[aten.avg_pool3d.default] = _avg_pool(3)
 
 
 @LOWERINGS.register(aten.avg_pool1d.default)
@@ -391,7 +415,7 @@ def _avg_pool1d(L, x, kernel, stride=(), padding=(0,), ceil_mode=False, count_in
     """avg_pool2d over (N, C, 1, L)."""
     shape = list(L.shape(x))
     image = L.reshape(x, ([1] if len(shape) == 2 else []) + shape[:-1] + [1, shape[-1]])
-    y = _avg_pool(L, image, [1, *kernel], [1, *(stride or kernel)], [0, *padding], ceil_mode, count_include_pad)
+    y = _avg_pool(2)(L, image, [1, *kernel], [1, *(stride or kernel)], [0, *padding], ceil_mode, count_include_pad)
     return L.reshape(y, shape[:-1] + [L.shape(y)[-1]])
 
 
@@ -646,16 +670,7 @@ def _max_dim(L, x, dim, keepdim=False):
 
 @LOWERINGS.register(aten.sort.default)
 def _sort(L, x, dim=-1, descending=False):
-    d = axis(dim, L.rank(x))
-    last, back = move_axis_last(L, x, d)
-    key = last
-    if not descending:  # NaN last, as torch sorts it
-        key = descending_key(L, last)
-        if L.b.dtype(last) == "f32":
-            key = L.op("select", [L.op("ne", [last, last]), np.float32(-np.inf), key])
-    _, indices = top_k(L, key, L.shape(last)[-1])
-    values = gather_along(L, last, L.rank(last) - 1, indices)
-    return L.transpose(values, back), L.transpose(indices, back)
+    return sort_along(L, x, axis(dim, L.rank(x)), descending)  # NaN last ascending, as torch sorts it
 
 
 # --- indexing -----------------------------------------------------------------------
@@ -785,8 +800,8 @@ def _scatter(L, x, dim, index, src, reduce=None):
 
 
 # --- pooling, padding, resizing, normalisation ------------------------------------------------
-@LOWERINGS.register(aten._adaptive_avg_pool2d.default)
-def _adaptive_avg_pool2d(L, x, output_size):
+@LOWERINGS.register(aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default)
+def _adaptive_avg_pool(L, x, output_size):
     return adaptive_avg_pool(L, x, list(output_size))
 
 

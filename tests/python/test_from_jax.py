@@ -244,3 +244,54 @@ def test_transposed_convolution_is_a_convolution_over_the_dilated_input(strides,
     image = RNG.standard_normal((2, 6, 5, 4)).astype(np.float32)   # NHWC
     check(lambda p, x: lax.conv_transpose(x, p["w"], strides, padding, dimension_numbers=("NHWC", "HWIO", "NHWC")),
           image, params={"w": kernel}, tmp_path=tmp_path)
+
+
+VOLUME = RNG.standard_normal((2, 5, 6, 7, 3)).astype(np.float32)  # N, D, H, W, C
+VOLUMES = {
+    "conv_ndhwc_same_strided": (lambda p, x: lax.conv_general_dilated(
+        x, p["w"], (2, 1, 2), "SAME", rhs_dilation=(1, 2, 1), dimension_numbers=("NDHWC", "DHWIO", "NDHWC")),
+        (2, 3, 2, 3, 4)),
+    "conv_ncdhw_grouped": (lambda p, x: lax.conv_general_dilated(
+        x.transpose(0, 4, 1, 2, 3), p["w"], (1, 1, 1), [(1, 0), (0, 0), (2, 1)], feature_group_count=3), (6, 1, 2, 2, 3)),
+    "max_window": (lambda p, x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 3, 2, 2, 1), (1, 2, 1, 2, 1),
+                                                  ((0, 0), (1, 1), (0, 1), (1, 0), (0, 0))), None),
+    "max_window_dilated": (lambda p, x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1, 1), (1, 1, 1, 1, 1),
+                                                          "VALID", window_dilation=(1, 2, 1, 1, 1)), None),
+    "window_sum": (lambda p, x: lax.reduce_window(x, 0.0, lax.add, (1, 2, 3, 2, 1), (1, 1, 2, 1, 1), "SAME"), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VOLUMES))
+def test_volumes_through_2d_windows(name, tmp_path):
+    fn, kernel = VOLUMES[name]
+    params = {} if kernel is None else {"w": RNG.standard_normal(kernel).astype(np.float32)}
+    check(fn, VOLUME, params=params, tmp_path=tmp_path)
+
+
+def _values_and_indices(pair):
+    values, indices = pair
+    return values * 100.0 + indices.astype(values.dtype)
+
+
+ROWS = np.array([[3.0, -1.0, np.nan, 2.0, -1.0, 0.5], [1.0, 1.0, -np.inf, 7.0, 0.0, -3.0]], np.float32)
+SORTS = {
+    "sort": lambda p, x: jnp.sort(x),
+    "sort_axis0": lambda p, x: jnp.sort(x, axis=0),
+    "argsort_stable": lambda p, x: jnp.argsort(x, stable=True),
+    "sort_two_operands": lambda p, x: lax.sort((x, x * 10.0), dimension=1, num_keys=1)[1],
+    "approx_max_k": lambda p, x: _values_and_indices(lax.approx_max_k(jnp.nan_to_num(x), 3)),
+    "approx_min_k": lambda p, x: _values_and_indices(lax.approx_min_k(jnp.nan_to_num(x), 2)),
+    "dynamic_update_slice": lambda p, x: lax.dynamic_update_slice(x, jnp.ones((1, 2), x.dtype), (1, 3)),
+    "dynamic_update_slice_clamped": lambda p, x: lax.dynamic_update_slice(x, x[:, :2] * 2, (0, 5)),
+    "dynamic_update_slice_whole_axis": lambda p, x: lax.dynamic_update_slice(x, -x[:1], (1, 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SORTS))
+def test_sorts_top_k_and_updates_with_known_starts(name, tmp_path):
+    check(SORTS[name], ROWS, tmp_path=tmp_path)
+
+
+def test_dynamic_update_slice_at_a_start_known_only_at_run_time_fails_by_name():
+    with pytest.raises(rml.ExportError, match="dynamic_update_slice with start indices known only at run time"):
+        export(lambda p, x, i: lax.dynamic_update_slice(x, x[:1], (i[0], 0)), {}, (ROWS, np.array([1], np.int32)))

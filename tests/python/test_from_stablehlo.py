@@ -505,3 +505,18 @@ def test_an_unknown_op_fails_by_name():
   return %0 : tensor<2x3x4xf32>""", "(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x4xf32>")
     with pytest.raises(rml.ExportError, match="StableHLO op 'stablehlo.reduce_precision' has no rml lowering"):
         export(text, {}, [X])
+
+
+def test_volumes_through_2d_windows(tmp_path):
+    volume = RNG.standard_normal((2, 5, 6, 7, 3)).astype(np.float32)  # N, D, H, W, C
+    w = RNG.standard_normal((2, 3, 2, 3, 4)).astype(np.float32)
+    conv = lambda p, x: lax.conv_general_dilated(x, p["w"], (2, 1, 2), "SAME", rhs_dilation=(1, 2, 1),
+                                                 dimension_numbers=("NDHWC", "DHWIO", "NDHWC"))
+    check_jax(conv, volume, params={"w": w}, tmp_path=tmp_path)
+    pools = lambda p, x: (lax.reduce_window(x, -jnp.inf, lax.max, (1, 3, 2, 2, 1), (1, 2, 1, 2, 1), "SAME")
+                          + lax.reduce_window(x, 0.0, lax.add, (1, 2, 3, 2, 1), (1, 2, 2, 2, 1), "VALID").sum())
+    check_jax(pools, volume, tmp_path=tmp_path)
+    kernel = tf.constant(w)
+    layers = lambda x: (tf.nn.avg_pool3d(tf.nn.conv3d(x, kernel, [1, 1, 2, 1, 1], "SAME"), 2, 1, "SAME")
+                        + tf.nn.max_pool3d(tf.nn.conv3d(x, kernel, [1, 1, 2, 1, 1], "SAME"), 3, 1, "SAME"))
+    check_tf(layers, volume, tmp_path=tmp_path)

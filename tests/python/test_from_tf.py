@@ -121,6 +121,8 @@ def test_gelu_as_tensorflow_writes_it(name, tmp_path):
 SHAPES = {
     "Reshape": (lambda x: tf.reshape(x, [6, 4]), X),
     "Transpose": (lambda x: tf.transpose(x, [2, 0, 1]), X),
+    "SpaceToBatchND": (lambda x: tf.space_to_batch_nd(x, [2, 3], [[1, 1], [2, 1]]) * 1.5, f32(2, 4, 6, 3)),
+    "BatchToSpaceND": (lambda x: tf.batch_to_space(x, [2, 3], [[1, 0], [2, 1]]) * 1.5, f32(12, 3, 4, 2)),
     "ConcatV2": (lambda x: tf.concat([x, x * 2], -1), X),
     "Pack": (lambda x: tf.stack([x, x + 1, x * 2], axis=1), X),
     "Unpack": (lambda x: sum(a * (i + 1) for i, a in enumerate(tf.unstack(x, axis=2))), X),
@@ -401,3 +403,30 @@ def test_keras_conv_transpose_layers(tmp_path):
     model = keras.Model([image, sequence], [a, b])
     x, y = f32(2, 5, 6, 3), f32(2, 7, 2)
     check(model, x, y, tmp_path=tmp_path, expected=model([x, y], training=False))
+
+
+@pytest.mark.parametrize("strides, padding", [(1, "SAME"), (2, "SAME"), ((1, 2, 1), "VALID")])
+def test_volumes_as_conv2d_and_2d_pools(strides, padding, tmp_path):
+    """Conv3D, MaxPool3D and AvgPool3D (NDHWC) lowered through rml's 2-D windows."""
+    kernel = f32(2, 3, 3, 3, 4)  # (kd, kh, kw, in, out)
+    window = [1, 2, 3, 2, 1]
+    step = [1, *(strides if isinstance(strides, tuple) else (strides,) * 3), 1]
+    cases = {"Conv3D": lambda x: tf.nn.conv3d(x, kernel, step, padding),
+             "MaxPool3D": lambda x: tf.nn.max_pool3d(x, window, step, padding),
+             "AvgPool3D": lambda x: tf.nn.avg_pool3d(x, window, step, padding)}
+    for op_type, fn in cases.items():
+        check(fn, f32(2, 5, 6, 7, 3), tmp_path=tmp_path, op_type=op_type)
+
+
+def test_keras_3d_layers(tmp_path):
+    import keras
+
+    keras.utils.set_random_seed(4)
+    volume = keras.Input((6, 12, 12, 2))
+    y = keras.layers.Conv3D(4, 3, strides=(1, 2, 2), padding="same", activation="relu")(volume)
+    y = keras.layers.MaxPooling3D(2)(y)
+    y = keras.layers.Conv3D(3, (2, 1, 3), dilation_rate=(2, 1, 1), groups=1)(y)
+    y = keras.layers.AveragePooling3D((1, 2, 1), padding="same")(y)
+    model = keras.Model(volume, keras.layers.GlobalAveragePooling3D()(y))
+    x = f32(2, 6, 12, 12, 2)
+    check(model, x, tmp_path=tmp_path, expected=model(x, training=False))

@@ -37,6 +37,8 @@ X = torch.randn(2, 3, 5)
 UNIT = torch.rand(2, 3, 5) * 1.8 - 0.9
 POS = torch.rand(2, 3, 5) + 0.5
 IMG = torch.randn(1, 2, 5, 7)
+VOL = torch.randn(2, 2, 5, 6, 7)  # N, C, D, H, W
+VOL4 = torch.randn(1, 4, 6, 4, 5)
 IDX = torch.tensor([[2, 0, 1], [1, 1, 0]])
 
 CASES = {
@@ -97,6 +99,17 @@ CASES = {
     "conv_transpose2d": (torch.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1), IMG),
     "conv_transpose2d_grouped": (torch.nn.ConvTranspose2d(2, 4, (2, 3), stride=(1, 2), dilation=2, groups=2), IMG),
     "conv_transpose1d": (torch.nn.ConvTranspose1d(3, 2, 4, stride=3, padding=2, bias=False), X),
+    "conv_transpose2d_uneven": (torch.nn.ConvTranspose2d(2, 3, (3, 5), stride=(2, 3), padding=(0, 2)), IMG),
+    "conv_transpose2d_narrow_kernel": (torch.nn.ConvTranspose2d(2, 3, 2, stride=3), IMG),
+    "conv3d": (torch.nn.Conv3d(2, 3, (2, 3, 3), stride=(2, 1, 2), padding=(1, 1, 0)), VOL),
+    "conv3d_grouped_dilated": (torch.nn.Conv3d(4, 2, 2, dilation=(2, 1, 1), groups=2, bias=False), VOL4),
+    "max_pool3d": (lambda x: F.max_pool3d(x, (3, 2, 2), (2, 1, 2), (1, 1, 0)), VOL),
+    "max_pool3d_ceil_dilated": (lambda x: F.max_pool3d(x, 2, 2, dilation=(2, 1, 1), ceil_mode=True), VOL),
+    "max_pool3d_unbatched": (lambda x: F.max_pool3d(x, 2), VOL[0]),
+    "avg_pool3d": (lambda x: F.avg_pool3d(x, (3, 2, 3), 2, (1, 0, 1)), VOL),
+    "avg_pool3d_excluding_pad": (lambda x: F.avg_pool3d(x, 3, (1, 2, 2), 1, count_include_pad=False), VOL),
+    "avg_pool3d_ceil": (lambda x: F.avg_pool3d(x, 2, ceil_mode=True), VOL),
+    "adaptive_avg_pool3d": (lambda x: F.adaptive_avg_pool3d(x, (2, 3, 2)), VOL),
     "max_pool_ceil": (lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True), IMG),
     "max_pool_ceil_padded": (lambda x: F.max_pool2d(x, (2, 3), 2, (1, 1), ceil_mode=True), IMG),
     "max_pool_ceil_dilated": (lambda x: F.max_pool2d(x, 2, 3, dilation=2, ceil_mode=True), torch.randn(1, 2, 8, 9)),

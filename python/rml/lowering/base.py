@@ -26,6 +26,12 @@ def output_name(index: int, count: int) -> str:
     return "output" if count == 1 else f"output.{index}"
 
 
+def rml_pads(pairs) -> list[int]:
+    """rml's [top, left, bottom, right] from (before, after) pairs for height and width."""
+    (top, bottom), (left, right) = pairs
+    return [int(top), int(left), int(bottom), int(right)]
+
+
 def shape_mismatch(what: str, got, whose: str, want, where: str) -> ExportError:
     """The error for a lowered value whose shape differs from the one the framework recorded."""
     return ExportError(f"{what}: lowered shape {tuple(got)} differs from {whose} {tuple(want)} ({where})")

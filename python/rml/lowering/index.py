@@ -51,6 +51,21 @@ def extreme_along(L: Lowering, x, axis: int | None, keep_dims: bool, smallest: b
     return L.reshape(values, out), L.reshape(indices, out)
 
 
+def sort_along(L: Lowering, x, axis: int, descending: bool = False) -> tuple[Value, Value]:
+    """(sorted values, their indices) along `axis`, by top_k over the whole axis: ties in
+    index order (a stable sort), NaN last ascending and first descending. A NaN and a +inf
+    tie ascending (they are ordered by index), and -0 ties with +0."""
+    last, back = move_axis_last(L, x, axis)
+    key = last
+    if not descending:
+        key = descending_key(L, last)
+        if L.b.dtype(last) == "f32":  # NaN last: a key below every number's
+            key = L.op("select", [L.op("ne", [last, last]), np.float32(-np.inf), key])
+    _, indices = L.op_multi("top_k", [key], 2, {"k": int(L.shape(last)[-1])})
+    values = gather_along(L, last, L.rank(last) - 1, indices)
+    return L.transpose(values, back), L.transpose(indices, back)
+
+
 def gather_along(L: Lowering, x, axis: int, index) -> Value:
     """out[..., i, ...] = x[..., index[..., i, ...], ...] (torch.gather, jnp.take_along_axis):
     index has x's rank and is no larger on the other axes. Both move `axis` last, x is
