@@ -47,7 +47,7 @@ LIMITS = {  # lowered ops that refuse some arguments, or are not exact to the la
     "aten.bitwise_not.default": "bools only",
     "aten.div.Tensor_mode": "f32; floor mode rounds the quotient first",
     "aten.div.Scalar_mode": "f32; floor mode rounds the quotient first",
-    "aten.convolution.default": "1-D to 3-D; transposed 1-D and 2-D",
+    "aten.convolution.default": "1-D to 3-D, plain or transposed",
     "aten.max_pool2d_with_indices.default": "the indices output is not lowered",
     "aten.max_pool3d_with_indices.default": "the indices output is not lowered",
     "aten.avg_pool2d.default": ("no divisor_override; ceil_mode only where torch counts no padding cells "

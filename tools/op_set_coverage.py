@@ -163,10 +163,7 @@ def keras_ops() -> list[str]:
 KERAS = OpSet(
     "TensorFlow ops Keras layers emit", "TensorFlow direct exporter", "op type", keras_ops,
     out_of_scope={},
-    not_lowered={
-        "a transposed 3-D convolution: not yet lowered (the 2-D recipe's zero dilation is written for images)":
-            ["Conv3DBackpropInputV2"],
-    },
+    not_lowered={},
     at_export_time={"Range": "computed at export time: its bounds are constants (the RNN layers' time steps)"},
     about=("The op types in the frozen inference graphs of Keras's built-in layers and activations, each traced "
            "alone by `tools/keras_ops.py` (keras {version}, loop bodies included)."),

@@ -728,24 +728,26 @@ def _conv2d(L, x, kernel):
     return nchw_op(L, x, "conv2d", [L.transpose(kernel, [3, 2, 0, 1])], attrs)  # HWIO -> OIHW
 
 
-@LOWERINGS.register("Conv2DBackpropInput")
-def _conv2d_transpose(L, sizes, kernel, gradient):
-    """Conv2DTranspose (Keras, tf.nn.conv2d_transpose): the gradient of the forward conv
-    from an image of `sizes` to `gradient`, as a transposed convolution. The forward conv's
-    padding (TensorFlow's rule on the result's size) becomes dilation (k - 1) - before,
-    and whatever makes the result `sizes` long after."""
-    kh, kw = L.shape(kernel)[:2]
-    layout = channels_first_layout(L, 4)
+@LOWERINGS.register("Conv2DBackpropInput", "Conv3DBackpropInputV2")
+def _conv_transpose(L, sizes, kernel, gradient):
+    """Conv2DTranspose / Conv3DTranspose (Keras, tf.nn.conv2d_transpose/conv3d_transpose):
+    the gradient of the forward conv from an image of `sizes` to `gradient`, as a
+    transposed convolution. The forward conv's padding (TensorFlow's rule on the result's
+    size) becomes dilation (k - 1) - before, and whatever makes the result `sizes` long after."""
+    rank = L.rank(gradient)
+    window = L.shape(kernel)[:rank - 2]
+    layout = channels_first_layout(L, rank)
     sizes = [int(v) for v in L.constant(sizes, "the output sizes")]
-    result_hw = [sizes[a] for a in layout[2:]]
+    result = [sizes[a] for a in layout[2:]]
     strides = spatial(L, L.attr("strides"), "a stride")
-    dilations = spatial(L, L.attr("dilations", [1, 1, 1, 1]), "a dilation")
-    forward = padding_pairs(L, result_hw, (kh, kw), strides, dilations)
+    dilations = spatial(L, L.attr("dilations", [1] * rank), "a dilation")
+    forward = padding_pairs(L, result, window, strides, dilations)
     pads = []
-    for size, (before, _), k, s, d, g in zip(result_hw, forward, (kh, kw), strides, dilations, image_hw(L, gradient)):
+    for size, (before, _), k, s, d, g in zip(result, forward, window, strides, dilations, image_hw(L, gradient)):
         span = d * (k - 1)
         pads.append((span - before, size + span - (span - before) - (g - 1) * s - 1))
-    kernel_io = L.transpose(kernel, [3, 2, 0, 1])  # (kh, kw, result, gradient) -> (gradient, result, kh, kw)
+    # (k..., result, gradient) -> (gradient, result, k...)
+    kernel_io = L.transpose(kernel, [rank - 1, rank - 2, *range(rank - 2)])
     return in_nchw(L, gradient, layout, lambda y: transposed_convolution(L, y, kernel_io, strides, pads, dilations, 1))
 
 

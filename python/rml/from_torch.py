@@ -324,14 +324,12 @@ def _convolution(L, x, w, bias, stride, padding, dilation, transposed, output_pa
         y = _convolution(L, with_unit_axis(L, x, 2), with_unit_axis(L, w, 2), bias, [1, *stride], [0, *padding],
                          [1, *dilation], transposed, [0, *output_padding], groups)
         return L.reshape(y, L.shape(y)[:2] + L.shape(y)[3:])
+    if L.rank(x) not in (4, 5):
+        raise ExportError(f"aten.convolution ({L.rank(x) - 2}-D) has no lowering (1-D to 3-D)")
     if L.rank(x) == 5 and not transposed:  # Conv3d
         y = conv3d(L, x, w, stride, [(p, p) for p in padding], dilation, groups)
         return y if bias is None else L.op("add", [y, L.reshape(bias, [1, L.shape(bias)[0], 1, 1, 1])])
-    if L.rank(x) != 4:
-        kind = "transposed " if transposed else ""
-        raise ExportError(f"aten.convolution ({kind}{L.rank(x) - 2}-D) has no lowering "
-                          "(1-D to 3-D, transposed 1-D and 2-D)")
-    if transposed:  # ConvTranspose1d/2d
+    if transposed:  # ConvTranspose1d/2d/3d
         kernel = L.shape(w)[2:]
         spans = [d * (k - 1) for k, d in zip(kernel, dilation)]
         pads = [(s - p, s - p + extra) for s, p, extra in zip(spans, padding, output_padding)]

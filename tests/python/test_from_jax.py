@@ -253,6 +253,8 @@ VOLUMES = {
         (2, 3, 2, 3, 4)),
     "conv_ncdhw_grouped": (lambda p, x: lax.conv_general_dilated(
         x.transpose(0, 4, 1, 2, 3), p["w"], (1, 1, 1), [(1, 0), (0, 0), (2, 1)], feature_group_count=3), (6, 1, 2, 2, 3)),
+    "conv_transpose": (lambda p, x: lax.conv_transpose(x, p["w"], (1, 2, 2), "SAME",
+                                                       dimension_numbers=("NDHWC", "DHWIO", "NDHWC")), (2, 3, 3, 3, 2)),
     "max_window": (lambda p, x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 3, 2, 2, 1), (1, 2, 1, 2, 1),
                                                   ((0, 0), (1, 1), (0, 1), (1, 0), (0, 0))), None),
     "max_window_dilated": (lambda p, x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1, 1), (1, 1, 1, 1, 1),

@@ -513,6 +513,9 @@ def test_volumes_through_2d_windows(tmp_path):
     conv = lambda p, x: lax.conv_general_dilated(x, p["w"], (2, 1, 2), "SAME", rhs_dilation=(1, 2, 1),
                                                  dimension_numbers=("NDHWC", "DHWIO", "NDHWC"))
     check_jax(conv, volume, params={"w": w}, tmp_path=tmp_path)
+    transposed = lambda p, x: lax.conv_transpose(x, p["w"], (2, 1, 2), "VALID",
+                                                 dimension_numbers=("NDHWC", "DHWIO", "NDHWC"))
+    check_jax(transposed, volume, params={"w": w})
     pools = lambda p, x: (lax.reduce_window(x, -jnp.inf, lax.max, (1, 3, 2, 2, 1), (1, 2, 1, 2, 1), "SAME")
                           + lax.reduce_window(x, 0.0, lax.add, (1, 2, 3, 2, 1), (1, 2, 2, 2, 1), "VALID").sum())
     check_jax(pools, volume, tmp_path=tmp_path)

@@ -407,11 +407,13 @@ def test_keras_conv_transpose_layers(tmp_path):
 
 @pytest.mark.parametrize("strides, padding", [(1, "SAME"), (2, "SAME"), ((1, 2, 1), "VALID")])
 def test_volumes_as_conv2d_and_2d_pools(strides, padding, tmp_path):
-    """Conv3D, MaxPool3D and AvgPool3D (NDHWC) lowered through rml's 2-D windows."""
+    """Conv3D, its transpose, MaxPool3D and AvgPool3D (NDHWC) through rml's 2-D windows."""
     kernel = f32(2, 3, 3, 3, 4)  # (kd, kh, kw, in, out)
     window = [1, 2, 3, 2, 1]
     step = [1, *(strides if isinstance(strides, tuple) else (strides,) * 3), 1]
     cases = {"Conv3D": lambda x: tf.nn.conv3d(x, kernel, step, padding),
+             "Conv3DBackpropInputV2": lambda x: tf.nn.conv3d_transpose(tf.nn.conv3d(x, kernel, step, padding), kernel,
+                                                                       [2, 5, 6, 7, 3], step, padding),
              "MaxPool3D": lambda x: tf.nn.max_pool3d(x, window, step, padding),
              "AvgPool3D": lambda x: tf.nn.avg_pool3d(x, window, step, padding)}
     for op_type, fn in cases.items():
@@ -427,6 +429,7 @@ def test_keras_3d_layers(tmp_path):
     y = keras.layers.MaxPooling3D(2)(y)
     y = keras.layers.Conv3D(3, (2, 1, 3), dilation_rate=(2, 1, 1), groups=1)(y)
     y = keras.layers.AveragePooling3D((1, 2, 1), padding="same")(y)
+    y = keras.layers.Conv3DTranspose(2, (2, 3, 3), strides=(1, 2, 2), padding="same")(y)
     model = keras.Model(volume, keras.layers.GlobalAveragePooling3D()(y))
     x = f32(2, 6, 12, 12, 2)
     check(model, x, tmp_path=tmp_path, expected=model(x, training=False))

@@ -62,13 +62,10 @@ def convolution(L: Lowering, x, w, window_strides, padding, lhs_dilation, rhs_di
     if any(lo < 0 or hi < 0 for lo, hi in padding):
         raise ExportError("conv_general_dilated with negative padding has no lowering")
     lhs_spec, rhs_spec, out_spec = dimension_numbers
-    if len(window_strides) == 3:
-        if any(d != 1 for d in lhs_dilation):
-            raise ExportError("conv_general_dilated with 3 spatial axes and lhs dilation (a transposed 3-D "
-                              "convolution) has no lowering")
+    if len(window_strides) == 3:  # a transposed one over the zero-dilated volume
         weight = L.transpose(w, rhs_spec)
-        return in_nchw(L, x, lhs_spec, lambda y: conv3d(L, y, weight, window_strides, padding, rhs_dilation,
-                                                         feature_group_count), out_spec)
+        return in_nchw(L, x, lhs_spec, lambda y: conv3d(L, dilate(L, y, lhs_dilation), weight, window_strides, padding,
+                                                         rhs_dilation, feature_group_count), out_spec)
     attrs = {"strides": [int(s) for s in window_strides], "pads": rml_pads(padding),
              "dilations": [int(d) for d in rhs_dilation], "groups": int(feature_group_count)}
     weight = L.transpose(w, rhs_spec)
@@ -133,44 +130,52 @@ def by_phases(L: Lowering, x, w, lhs_dilation, padding, groups: int, bias=None) 
 
 
 def dilate(L: Lowering, x, dilation) -> Value:
-    """An NCHW image with dilation - 1 zeros between neighbouring pixels (XLA's lhs
-    dilation, which makes a transposed convolution a plain one): each pixel gets a unit
-    axis after its row and column, padded with zeros, merged, and the zeros after the last
-    pixel cut off. The zeros add only exact zero products to the convolution's sums."""
-    dh, dw = (int(d) for d in dilation)
-    if dh == 1 and dw == 1:
+    """An NCHW image (or NCDHW volume) with dilation - 1 zeros between neighbouring pixels
+    (XLA's lhs dilation, which makes a transposed convolution a plain one): each pixel gets
+    a unit axis after it on every spatial axis, padded with zeros, merged, and the zeros
+    after the last pixel cut off. The zeros add only exact zero products to the sums."""
+    dilation = [int(d) for d in dilation]
+    if all(d == 1 for d in dilation):
         return L.value(x)
-    n, c, h, w = L.shape(x)
-    y = L.reshape(x, [n, c, h, 1, w, 1])
-    y = L.op("pad", [y], {"pads": [0] * 6 + [0, 0, 0, dh - 1, 0, dw - 1], "value": 0.0})
-    y = L.reshape(y, [n, c, h * dh, w * dw])
-    return L.op("slice", [y], {"axes": [2, 3], "starts": [0, 0], "ends": [(h - 1) * dh + 1, (w - 1) * dw + 1]})
+    n, c, *sizes = L.shape(x)
+    y = L.reshape(x, [n, c, *(d for size in sizes for d in (size, 1))])
+    pads = [0] * (2 * L.rank(y))
+    for i, d in enumerate(dilation):
+        pads[L.rank(y) + 3 + 2 * i] = d - 1
+    y = L.op("pad", [y], {"pads": pads, "value": 0.0})
+    y = L.reshape(y, [n, c, *(size * d for size, d in zip(sizes, dilation))])
+    spatial = list(range(2, 2 + len(sizes)))
+    return L.op("slice", [y], {"axes": spatial, "starts": [0] * len(sizes),
+                               "ends": [(size - 1) * d + 1 for size, d in zip(sizes, dilation)]})
 
 
 def transposed_kernel(L: Lowering, w, groups: int) -> Value:
-    """A transposed convolution's kernel, laid out (I, O / groups, kh, kw) as PyTorch keeps
-    it, as the plain convolution's (O, I / groups, kh, kw) over the dilated input: each
+    """A transposed convolution's kernel, laid out (I, O / groups, k...) as PyTorch keeps
+    it, as the plain convolution's (O, I / groups, k...) over the dilated input: each
     group's in and out channels swapped, the window flipped."""
-    cin, cout_group, kh, kw = L.shape(w)
-    w = L.reshape(w, [groups, cin // groups, cout_group, kh, kw])
-    w = L.reshape(L.transpose(w, [0, 2, 1, 3, 4]), [groups * cout_group, cin // groups, kh, kw])
-    return flip(L, w, [2, 3])
+    cin, cout_group, *kernel = L.shape(w)
+    w = L.reshape(w, [groups, cin // groups, cout_group, *kernel])
+    w = L.transpose(w, [0, 2, 1, *range(3, 3 + len(kernel))])
+    w = L.reshape(w, [groups * cout_group, cin // groups, *kernel])
+    return flip(L, w, range(2, 2 + len(kernel)))
 
 
 def transposed_convolution(L: Lowering, x, w, strides, pads, dilations, groups: int, bias=None) -> Value:
-    """The NCHW transposed convolution (the gradient of a convolution with respect to its
-    input) with kernel `w` in (I, O / groups, kh, kw), plus `bias` if given: the input
-    dilated by the strides and convolved with the transposed kernel, by phases where it can.
-    `pads` are the plain convolution's (before, after) per axis: dilation (k - 1) - padding
-    before, and after that again plus whatever output padding the framework adds."""
+    """The NCHW (or NCDHW) transposed convolution (the gradient of a convolution with
+    respect to its input) with kernel `w` in (I, O / groups, k...), plus `bias` if given:
+    the input dilated by the strides and convolved with the transposed kernel, by phases
+    where it can (2-D). `pads` are the plain convolution's (before, after) per axis:
+    dilation (k - 1) - padding before, and after that again plus whatever output padding
+    the framework adds."""
     kernel = transposed_kernel(L, w, groups)
-    if all(d == 1 for d in dilations):
+    if L.rank(x) == 4 and all(d == 1 for d in dilations):
         phased = by_phases(L, x, kernel, strides, pads, groups, bias)
         if phased is not None:
             return phased
-    nchw, oihw = (0, 1, 2, 3), (0, 1, 2, 3)
-    y = convolution(L, x, kernel, [1, 1], pads, strides, dilations, (nchw, oihw, nchw), groups, 1)
-    return y if bias is None else L.op("add", [y, L.reshape(bias, [1, L.shape(bias)[0], 1, 1])])
+    spatial = L.rank(x) - 2
+    layout = tuple(range(L.rank(x)))
+    y = convolution(L, x, kernel, [1] * spatial, pads, strides, dilations, (layout, layout, layout), groups, 1)
+    return y if bias is None else L.op("add", [y, L.reshape(bias, [1, L.shape(bias)[0], *[1] * spatial])])
 
 
 def pool_window(window_dimensions, window_strides, padding, base_dilation, window_dilation) -> tuple[list, dict]:
