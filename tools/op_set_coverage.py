@@ -106,8 +106,6 @@ JAX = OpSet(
         "a reduction or window with a body of its own: the named ones (sum, max, min, prod, argmax) are lowered":
             ["reduce", "reduce_window"],
         "parity of bools along an axis: no rml op": ["reduce_xor"],
-        "scatters: indices known at export time are lowered on the torch route only; several updates into "
-        "one element need a scatter-add": ["scatter", "scatter-add", "scatter-max", "scatter-min", "scatter-mul"],
     },
     at_export_time={"iota": "computed at export time: takes no input, so JAX computes it and the result is a "
                             "constant"},

@@ -297,3 +297,26 @@ def test_sorts_top_k_and_updates_with_known_starts(name, tmp_path):
 def test_dynamic_update_slice_at_a_start_known_only_at_run_time_fails_by_name():
     with pytest.raises(rml.ExportError, match="dynamic_update_slice with start indices known only at run time"):
         export(lambda p, x, i: lax.dynamic_update_slice(x, x[:1], (i[0], 0)), {}, (ROWS, np.array([1], np.int32)))
+
+
+SCATTERS = {
+    "set": lambda p, x: x.at[1, jnp.array([0, 4, 2])].set(jnp.array([7.0, 8.0, 9.0])),
+    "set_rows": lambda p, x: x.at[jnp.array([1])].set(x[:1] * 3.0),
+    "add": lambda p, x: x.at[:, jnp.array([5, 1])].add(x[:, :2]),
+    "multiply": lambda p, x: x.at[0, 1:4].multiply(jnp.array([2.0, -1.0, 0.5])),
+    "min": lambda p, x: x.at[jnp.array([0, 1]), jnp.array([3, 3])].min(jnp.array([-9.0, 9.0])),
+    "max": lambda p, x: x.at[1, 0].max(5.0),
+    "out_of_bounds_dropped": lambda p, x: x.at[jnp.array([1, 7])].set(jnp.zeros((2, 6))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCATTERS))
+def test_scatters_at_indices_known_at_export_time(name, tmp_path):
+    check(SCATTERS[name], ROWS, tmp_path=tmp_path)
+
+
+def test_scatters_that_collide_or_index_at_run_time_fail_by_name():
+    with pytest.raises(rml.ExportError, match="scatter-add with several updates into one element"):
+        export(lambda p, x: x.at[jnp.array([0, 0])].add(x[:2]), {}, (ROWS,))
+    with pytest.raises(rml.ExportError, match="scatter with indices known only at run time"):
+        export(lambda p, x, i: x.at[i].set(0.0), {}, (ROWS, np.array([1], np.int32)))
