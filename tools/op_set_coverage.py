@@ -146,7 +146,6 @@ STABLEHLO = OpSet(
         "applies a body elementwise: no producer rml imports emits it": ["stablehlo.map"],
         "a call into the producer's runtime (LAPACK, cuDNN, sharding helpers): no portable meaning":
             ["stablehlo.custom_call"],
-        "scatters: several updates into one element need a scatter-add; not yet lowered": ["stablehlo.scatter"],
     },
     at_export_time={"stablehlo.iota": "computed at export time: takes no input (a constant)",
                     "stablehlo.dynamic_iota": "computed at export time from its constant shape"},

@@ -16,7 +16,7 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax import lax, tree_util
+from jax import tree_util
 from jax.extend.core import Literal
 
 from ._rml import Builder, ExportError
@@ -25,7 +25,7 @@ from .lowering import names as names_rule
 from .lowering.base import Table, Value, output_name, shape_mismatch
 from .lowering.elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, clamp, convert, cosh, erfc, expm1,
                                    log1p, sinh, tan)
-from .lowering.index import descending_key, extreme_along, flip, gather_along, scatter_by_map, sort_along
+from .lowering.index import descending_key, extreme_along, flip, gather_along, sort_along, xla_scatter
 from .lowering.layout import slice_axis, split
 from .lowering.linalg import dot_general
 from .lowering.nn import product, top_k
@@ -367,29 +367,13 @@ SCATTER_COMBINE = {"scatter": None, "scatter-add": "add", "scatter-mul": "mul", 
 @LOWERINGS.register(*SCATTER_COMBINE)
 def _scatter(L, x, indices, updates, *, dimension_numbers, mode, indices_are_sorted=False, unique_indices=False,
              **_):
-    """x.at[indices].set/add/multiply/min/max(updates) with indices known at export time:
-    where each update lands is found by running lax.scatter on the updates' numbers, then
-    one gather and one select (after the combining op). Updates that would land on one
-    element are refused: XLA leaves their order unspecified."""
+    """x.at[indices].set/add/multiply/min/max(updates) with indices known at export time."""
     name = L.eqn.primitive.name
     if isinstance(indices, Value):
         raise ExportError(f"{name} with indices known only at run time has no lowering")
-    shape, update_shape = L.shape(x), L.shape(updates)
-    kwargs = {"dimension_numbers": dimension_numbers, "mode": mode, "indices_are_sorted": indices_are_sorted,
-              "unique_indices": unique_indices}
-    numbers = np.arange(int(np.prod(update_shape)), dtype=np.float32).reshape(update_shape)  # exact below 2^24
-    landed = lax.scatter_add(np.zeros(shape, np.float32), np.asarray(indices), np.ones(update_shape, np.float32),
-                             **kwargs)
-    if np.any(np.asarray(landed) > 1):
-        raise ExportError(f"{name} with several updates into one element has no lowering (XLA leaves their order "
-                          "unspecified)")
-    source = np.asarray(lax.scatter(np.full(shape, -1, np.float32), np.asarray(indices), numbers, **kwargs))
-    combine = SCATTER_COMBINE[name]
-    if combine is None:
-        return scatter_by_map(L, x, updates, source.astype(np.int32))
-    flat = L.reshape(updates, [int(np.prod(update_shape))])
-    taken = L.op("gather", [flat, np.maximum(source, 0).astype(np.int32)], {"axis": 0})
-    return L.op("select", [(source >= 0).astype(np.float32), L.op(combine, [x, taken]), x])
+    return xla_scatter(L, name, x, np.asarray(indices), updates, SCATTER_COMBINE[name],
+                       dimension_numbers=dimension_numbers, mode=mode, indices_are_sorted=indices_are_sorted,
+                       unique_indices=unique_indices)
 
 
 @LOWERINGS.register("top_k")

@@ -47,7 +47,7 @@ from .lowering.elementwise import atan2, clamp, convert, erfc, expm1, log1p, tan
 from .lowering.linalg import dot_general
 from .lowering.nn import top_k
 from .lowering.rounding import ceil, floor, round_half_away, round_half_even, sign
-from .lowering.index import flip
+from .lowering.index import flip, xla_scatter
 from .lowering.windows import convolution, reduce_window_max, reduce_window_min, reduce_window_sum
 from .stablehlo.parsing import (_constant_attr, _int, _ints, _kind, _mlir, _numpy_type, _pairs, _rml_dtype,
                                 _to_rml_array, _type, parse)
@@ -820,6 +820,48 @@ def _convolution(I, op, ins):
 
 
 # --- indexing ----------------------------------------------------------------------------------
+SCATTER_COMBINE = {"stablehlo.add": "add", "stablehlo.multiply": "mul", "stablehlo.maximum": "maximum",
+                   "stablehlo.minimum": "minimum"}
+
+
+@LOWERINGS.register("stablehlo.scatter")
+def _scatter(I, op, ins):
+    """A scatter of one operand at indices known at export time, replacing (a body that
+    returns the update) or combining by one add, multiply, maximum or minimum; updates whose
+    index is out of bounds are skipped, as StableHLO specifies."""
+    from jax import lax
+
+    _, stablehlo, _ = _mlir()
+    if len(ins) != 3:
+        raise ExportError(f"scatter of {(len(ins) - 1) // 2} operands has no lowering (one operand)")
+    operand, indices, updates = ins
+    known = I.constant(indices)
+    if known is None:
+        raise ExportError("scatter with indices known only at run time has no lowering")
+    block = op.regions[0].blocks[0]
+    body = list(block.operations)
+    if len(body) == 1 and body[0].operands[0] == block.arguments[1]:
+        combine = None  # the update replaces the element
+    else:
+        reducer = _reducer(op)
+        if reducer not in SCATTER_COMBINE:
+            raise ExportError(f"scatter with a {reducer} body has no lowering")
+        combine = SCATTER_COMBINE[reducer]
+    dn = stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+    known = np.asarray(known)
+    if dn.index_vector_dim == known.ndim:
+        known = known[..., None]
+    known = np.moveaxis(known, dn.index_vector_dim, -1)  # JAX keeps the index vector last
+    batching = list(dn.scatter_indices_batching_dims)
+    batching = [d - (d > dn.index_vector_dim) for d in batching]
+    numbers = lax.ScatterDimensionNumbers(
+        update_window_dims=tuple(dn.update_window_dims), inserted_window_dims=tuple(dn.inserted_window_dims),
+        scatter_dims_to_operand_dims=tuple(dn.scattered_dims_to_operand_dims),
+        operand_batching_dims=tuple(dn.input_batching_dims), scatter_indices_batching_dims=tuple(batching))
+    return xla_scatter(I, "scatter", operand, known, updates, combine, dimension_numbers=numbers,
+                       mode=lax.GatherScatterMode.FILL_OR_DROP)
+
+
 @LOWERINGS.register("stablehlo.gather")
 def _gather(I, op, ins):
     """Whole slices along adjacent indexed axes: the operand flattened over those axes and

@@ -523,3 +523,15 @@ def test_volumes_through_2d_windows(tmp_path):
     layers = lambda x: (tf.nn.avg_pool3d(tf.nn.conv3d(x, kernel, [1, 1, 2, 1, 1], "SAME"), 2, 1, "SAME")
                         + tf.nn.max_pool3d(tf.nn.conv3d(x, kernel, [1, 1, 2, 1, 1], "SAME"), 3, 1, "SAME"))
     check_tf(layers, volume, tmp_path=tmp_path)
+
+
+def test_scatters_at_indices_known_at_export_time(tmp_path):
+    rows = RNG.standard_normal((3, 6)).astype(np.float32)
+    check_jax(lambda p, x: x.at[1, jnp.array([0, 4, 2])].set(jnp.array([7.0, 8.0, 9.0])), rows, tmp_path=tmp_path)
+    check_jax(lambda p, x: x.at[:, jnp.array([5, 1])].add(x[:, :2]), rows)
+    check_jax(lambda p, x: x.at[jnp.array([0, 2]), jnp.array([3, 3])].max(jnp.array([-9.0, 9.0])), rows)
+    check_jax(lambda p, x: x.at[jnp.array([1, 7])].set(jnp.zeros((2, 6))), rows)  # out of bounds: dropped
+    check_tf(lambda x: tf.tensor_scatter_nd_update(x, [[0, 1], [2, 5]], [4.0, -4.0]), rows, tmp_path=tmp_path)
+    check_tf(lambda x: tf.tensor_scatter_nd_add(x, [[1]], x[:1] * 2.0), rows)
+    with pytest.raises(rml.ExportError, match="scatter with several updates into one element"):
+        export_jax(lambda p, x: x.at[jnp.array([0, 0])].add(x[:2]), {}, (rows,))

@@ -51,6 +51,28 @@ def extreme_along(L: Lowering, x, axis: int | None, keep_dims: bool, smallest: b
     return L.reshape(values, out), L.reshape(indices, out)
 
 
+def xla_scatter(L: Lowering, name: str, x, indices, updates, combine: str | None, **scatter) -> Value:
+    """XLA's scatter (`name` for errors) of `updates` into x at `indices` known at export
+    time, replacing (combine None) or combining by the rml op `combine`; `scatter` holds
+    lax.scatter's dimension_numbers and mode. Where each update lands is found by running
+    lax.scatter on the updates' numbers; then one gather and one select. Updates that would
+    land on one element are refused: XLA leaves their order unspecified."""
+    from jax import lax
+
+    shape, update_shape = L.shape(x), L.shape(updates)
+    numbers = np.arange(int(np.prod(update_shape)), dtype=np.float32).reshape(update_shape)  # exact below 2^24
+    landed = lax.scatter_add(np.zeros(shape, np.float32), indices, np.ones(update_shape, np.float32), **scatter)
+    if np.any(np.asarray(landed) > 1):
+        raise ExportError(f"{name} with several updates into one element has no lowering (XLA leaves their order "
+                          "unspecified)")
+    source = np.asarray(lax.scatter(np.full(shape, -1, np.float32), indices, numbers, **scatter)).astype(np.int32)
+    if combine is None:
+        return scatter_by_map(L, x, updates, source)
+    flat = L.reshape(updates, [int(np.prod(update_shape))])
+    taken = L.op("gather", [flat, np.maximum(source, 0)], {"axis": 0})
+    return L.op("select", [(source >= 0).astype(np.float32), L.op(combine, [x, taken]), x])
+
+
 def sort_along(L: Lowering, x, axis: int, descending: bool = False) -> tuple[Value, Value]:
     """(sorted values, their indices) along `axis`, by top_k over the whole axis: ties in
     index order (a stable sort), NaN last ascending and first descending. A NaN and a +inf
