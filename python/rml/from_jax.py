@@ -26,7 +26,7 @@ from .lowering.base import Table, Value, output_name, shape_mismatch
 from .lowering.elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, clamp, convert, cosh, erfc, expm1,
                                    log1p, sinh, tan)
 from .lowering.index import descending_key, extreme_along, flip, gather_along, sort_along, xla_scatter
-from .lowering.layout import slice_axis, split
+from .lowering.layout import running_extreme, slice_axis, split
 from .lowering.linalg import dot_general
 from .lowering.nn import product, top_k
 from .lowering.rounding import ceil, floor, round_half_away, round_half_even, sign
@@ -107,6 +107,12 @@ def _argmax(L, x, axes, index_dtype=None, **_):
 @LOWERINGS.register("cumsum")
 def _cumsum(L, x, axis, reverse=False, **_):
     return L.op("cumsum", [x], {"axis": int(axis), "reverse": bool(reverse)})
+
+
+@LOWERINGS.register("cummax", "cummin")
+def _running_extreme(L, x, axis, reverse=False, **_):
+    op = "maximum" if L.eqn.primitive.name == "cummax" else "minimum"
+    return running_extreme(L, x, int(axis), op, bool(reverse))
 
 
 @LOWERINGS.register("reduce_prod")

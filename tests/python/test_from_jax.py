@@ -320,3 +320,11 @@ def test_scatters_that_collide_or_index_at_run_time_fail_by_name():
         export(lambda p, x: x.at[jnp.array([0, 0])].add(x[:2]), {}, (ROWS,))
     with pytest.raises(rml.ExportError, match="scatter with indices known only at run time"):
         export(lambda p, x, i: x.at[i].set(0.0), {}, (ROWS, np.array([1], np.int32)))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_running_maximum_and_minimum(reverse, tmp_path):
+    x = RNG.standard_normal((3, 11)).astype(np.float32)
+    x[1, 4] = np.nan
+    check(lambda p, x: lax.cummax(x, 1, reverse=reverse) + lax.cummin(x, 0, reverse=reverse), x, tmp_path=tmp_path)
+    check(lambda p, x: lax.cummax((x * 4).astype(jnp.int32), 1, reverse=reverse), x[[0, 2]])

@@ -1,4 +1,4 @@
-"""Layout recipes: slicing along one axis and nearest upsampling."""
+"""Layout recipes: slicing along one axis, nearest upsampling, running extremes."""
 from __future__ import annotations
 
 from .base import Lowering, Value
@@ -29,3 +29,20 @@ def upsample_nearest(L: Lowering, x, fh: int, fw: int, channels_last: bool = Fal
     y = L.op("reshape", [x], {"shape": placed})
     y = L.op("broadcast_to", [y], {"shape": spread})
     return L.op("reshape", [y], {"shape": out})
+
+
+def running_extreme(L: Lowering, x, axis: int, op: str, reverse: bool = False) -> Value:
+    """The running maximum or minimum (`op`: "maximum" or "minimum") along `axis`, in
+    log2(n) steps: each step combines every element with the one `shift` before it (after
+    it when reversed), and the first `shift` with themselves. Exact in any order, NaN
+    carried as the op carries it."""
+    n = L.shape(x)[axis]
+    y, shift = L.value(x), 1
+    while shift < n:
+        if reverse:
+            pieces = [slice_axis(L, y, axis, shift, n), slice_axis(L, y, axis, n - shift, n)]
+        else:
+            pieces = [slice_axis(L, y, axis, 0, shift), slice_axis(L, y, axis, 0, n - shift)]
+        y = L.op(op, [y, L.op("concat", pieces, {"axis": axis})])
+        shift *= 2
+    return y

@@ -60,13 +60,15 @@ def pool3d(L: Lowering, x, name: str, kernel, strides, pads, dilations=(1, 1, 1)
     avg_pool2d): the plane pool, then the depth pool. `pads` holds a (before, after) pair
     for D, H and W; an average counts the padding only when count_include_pad."""
     kernel, strides, dilations = ([int(v) for v in values] for values in (kernel, strides, dilations))
-    extra = {"count_include_pad": bool(count_include_pad)} if name == "avg_pool2d" else {}
     n, c, d, h, w = L.shape(x)
 
     def pool(y, kernel, strides, pads, dilations):
         if kernel == [1, 1] and strides == [1, 1] and not any(pads):
             return L.value(y)  # a one-element window
-        return L.op(name, [y], {"kernel": kernel, "strides": strides, "pads": pads, "dilations": dilations, **extra})
+        attrs = {"kernel": kernel, "strides": strides, "pads": pads, "dilations": dilations}
+        if name == "avg_pool2d":
+            attrs["count_include_pad"] = bool(count_include_pad)
+        return L.op(name, [y], attrs)
     planes = pool(L.reshape(x, [n, c * d, h, w]), kernel[1:], strides[1:], rml_pads(pads[1:]), dilations[1:])
     oh, ow = L.shape(planes)[2:]
     before, after = (int(p) for p in pads[0])
