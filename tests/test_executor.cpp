@@ -1377,6 +1377,26 @@ TEST_CASE("in-place groups: a group writing over a leaf it reads last, through r
   }
 }
 
+TEST_CASE("a value reshaped into a graph output is computed in the output's buffer, not copied there") {
+  Rng rng(29);
+  for (int variant = 0; variant < 5; ++variant) {
+    Builder b;
+    const auto x = b.input("x", uniform(rng, {12, 16}, -1, 1));
+    // matmul + bias + activation in one kernel, its result reshaped into the output (as a 3-D linear layer ends).
+    const auto h = b.op(Gelu{.approximate = "tanh"}, {b.op(Add{}, {b.op(MatMul{}, {x, b.constant(uniform(rng, {16, 8}, -0.3f, 0.3f))}),
+                                                                   b.constant(uniform(rng, {8}, -1, 1))})});
+    b.output("y", b.op(Reshape{.shape = {3, 4, 8}}, {h}));
+    if (variant == 1) b.output("later", b.op(Softmax{.axis = 0}, {h}));                // read again after the reshape
+    if (variant == 2) b.output("twice", b.op(Reshape{.shape = {96}}, {h}));            // reshaped into two outputs
+    if (variant == 3) b.output("h", h);                                                // itself an output too
+    if (variant == 4) b.output("x_again", b.op(Reshape{.shape = {192}}, {x}));          // a graph input reshaped out
+    check_builder(b, detail::concat("reshaped into an output, variant ", variant));
+  }
+  Builder b;  // nothing else lives in the arena: the softmax is written straight into y
+  b.output("y", b.op(Reshape{.shape = {64}}, {b.op(Softmax{.axis = -1}, {b.input("x", uniform(rng, {8, 8}, -1, 1))})}));
+  for (bool fuse : {false, true}) CHECK(Executor(Model(b.graph()), {1, fuse}).arena_bytes() == 0);
+}
+
 TEST_CASE("large transposes and transposing copies run in tiles and match the reference") {
   Rng rng(28);
   const std::vector<std::pair<Shape, Ints>> cases{{{130, 70}, {1, 0}},         {{2, 65, 67}, {0, 2, 1}},

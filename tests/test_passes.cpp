@@ -113,6 +113,33 @@ TEST_CASE("sink_transposes: a transpose with two readers stays put") {
   CHECK(r.report.edits.empty());
 }
 
+TEST_CASE("sink_reshapes: a 3-D linear layer's activation moves next to its bias add; a shared reshape stays") {
+  Builder b;
+  const auto x = b.input("x", random_tensor({2, 4, 3}, 8));
+  // As exporters lower nn.Linear on [batch, tokens, features]: flatten, matmul, bias, unflatten.
+  const auto flat = b.op(Reshape{{8, 3}}, {x});
+  const auto biased = b.op(Add{}, {b.op(MatMul{}, {flat, b.constant(random_tensor({3, 5}, 9))}),
+                                   b.constant(random_tensor({5}, 10))});
+  b.output("y", b.op(Gelu{.approximate = "tanh"}, {b.op(Reshape{{2, 4, 5}}, {biased})}));
+  const auto shared = b.op(Reshape{{2, 12}}, {x});
+  b.output("a", b.op(Relu{}, {shared}));
+  b.output("b", b.op(Tanh{}, {shared}));
+  const Rewrite r(b, {"sink_reshapes"});
+  CHECK(r.report.edits.count("sink_reshapes") == 1);
+  CHECK(count(r.after, "reshape") == count(r.before, "reshape"));
+  auto producer_of_input = [&](std::string_view op) -> std::string_view {
+    for (const Node& n : r.after.nodes)
+      if (op_name(n.op) == op)
+        for (const Node& m : r.after.nodes)
+          if (m.outputs[0] == n.inputs[0]) return op_name(m.op);
+    return "";
+  };
+  CHECK(producer_of_input("gelu") == "add");  // so the executor can run it as the matmul's epilogue
+  CHECK(producer_of_input("relu") == "reshape");
+  CHECK(producer_of_input("tanh") == "reshape");
+  CHECK(r.difference(0).empty());
+}
+
 TEST_CASE("fold_batch_norm: a conv's or a matmul's batch norm goes into its weights and bias; near misses stay") {
   Builder b;
   const auto x = b.input("x", random_tensor({2, 3, 8, 8}, 16));

@@ -5508,6 +5508,37 @@ struct SimplifyShapeOps {
 
 }  // namespace rml::passes
 // ---- end rml/passes/simplify_shape_ops.hpp ----
+// ---- begin rml/passes/sink_reshapes.hpp ----
+// sink_reshapes: f(reshape(x)) becomes reshape(f(x)) for a one-input
+// elementwise f (an activation), when the reshape has no other reader. A
+// linear layer on a 3-D input is lowered as reshape -> matmul -> bias add ->
+// reshape; its activation then reads the reshape, so the executor could not
+// run it in the matmul's epilogue. Below the activation, the reshape is a
+// re-label again, and the activation joins the bias add's group.
+
+
+namespace rml::passes {
+
+struct SinkReshapes {
+  static constexpr std::string_view name = "sink_reshapes";
+
+  static void run(Rewriter& rw) {
+    const std::size_t count = rw.graph().nodes.size();
+    for (std::size_t n = 0; n < count; ++n) {
+      const Node node = rw.graph().nodes[n];
+      if (!is_live(rw, node) || !is_elementwise_op(node.op) || node.inputs.size() != 1 || node.outputs.size() != 1)
+        continue;
+      const Node* producer = rw.producer(node.inputs[0]);
+      if (!producer || !holds<Reshape>(producer->op) || !rw.single_use(node.inputs[0])) continue;
+      const Reshape reshape = std::get<Reshape>(producer->op);
+      const ValueId inner = rw.add(node.op, {producer->inputs[0]});
+      rw.replace_uses(node.outputs[0], rw.add(reshape, {inner}));
+    }
+  }
+};
+
+}  // namespace rml::passes
+// ---- end rml/passes/sink_reshapes.hpp ----
 // ---- begin rml/passes/sink_transposes.hpp ----
 // sink_transposes: f(transpose(x, p)) becomes transpose(f(x), p) for an
 // elementwise f, with a constant other operand permuted to match (or another
@@ -5661,7 +5692,7 @@ struct PassList {
 };
 
 /// In the order a round runs them.
-using All = PassList<SimplifyShapeOps, SinkTransposes, DropImplicitBroadcasts, ShrinkBroadcastConstants,
+using All = PassList<SimplifyShapeOps, SinkTransposes, SinkReshapes, DropImplicitBroadcasts, ShrinkBroadcastConstants,
                      FoldBatchNorm, UnbatchMatmulWeights, HoistStepProjections, FuseReductions, FuseAttention,
                      EliminateCommonSubexpressions, FuseLayerNorm, FuseGelu, RecogniseElementwiseFunctions,
                      ShareIdenticalConstants, EliminateDeadCode>;
@@ -14795,10 +14826,11 @@ class Executor {
 
 // ---- begin rml/exec/memory.hpp ----
 // Where each value lives at run time: graph inputs and outputs in the caller's
-// buffers, constants in the model, reshapes and epilogue products as aliases,
-// every other intermediate in one arena laid out from lifetimes (greedy
-// best-fit, exec/arena.hpp), with elementwise groups written in place where
-// nothing reads their input afterwards; plus the scratch the kernels need.
+// buffers (and a value reshaped into an output, in that output's buffer),
+// constants in the model, reshapes and epilogue products as aliases, every
+// other intermediate in one arena laid out from lifetimes (greedy best-fit,
+// exec/arena.hpp), with elementwise groups written in place where nothing
+// reads their input afterwards; plus the scratch the kernels need.
 
 // ---- begin rml/exec/arena.hpp ----
 // Arena layout: one offset per buffer, from buffer lifetimes, so buffers
@@ -15977,6 +16009,9 @@ class Kernel {
   /// Set when the kernel only re-labels its input (a reshape): its output
   /// slot is the input's memory, no copy.
   bool aliases_input = false;
+  /// Set when the kernel copies its input unchanged into a graph output (a
+  /// reshape there): the input may then be computed in the output's buffer.
+  bool copies_input_to_output = false;
   /// The graph nodes it covers (several when fused).
   std::vector<std::size_t> nodes;
 };
@@ -18285,10 +18320,12 @@ class ReshapeKernel final : public Kernel {
  public:
   ReshapeKernel(ValueId in, ValueId out, std::size_t bytes, bool copy) : in_(in), out_(out), bytes_(bytes), copy_(copy) {
     aliases_input = !copy;
+    copies_input_to_output = copy;
   }
   void run(RunContext& ctx) const override {
     if (copy_) {
-      if (bytes_) std::memcpy(ctx.slots[out_], ctx.slots[in_], bytes_);
+      // The plan may have computed the input in the output's buffer already.
+      if (bytes_ && ctx.slots[out_] != ctx.slots[in_]) std::memcpy(ctx.slots[out_], ctx.slots[in_], bytes_);
     } else {
       ctx.slots[out_] = ctx.slots[in_];
     }
@@ -19358,6 +19395,21 @@ inline void mark_aliases(const Graph& graph, const Fusion& fusion, const std::ve
   }
 }
 
+/// A reshape into a graph output copies its input unless that input is
+/// computed in the output's buffer: an intermediate with its own arena
+/// memory can be, since the output buffer outlives every reader. Resolved
+/// first at each run, before the aliases that lead to it.
+inline void compute_in_output_buffers(const std::vector<std::unique_ptr<Kernel>>& kernels, MemoryLayout& memory) {
+  for (const auto& kernel : kernels) {
+    if (!kernel->copies_input_to_output) continue;
+    const ValueId in = kernel->reads[0], out = kernel->writes[0];
+    if (memory.storage[in] != Storage::arena || memory.storage[out] != Storage::output) continue;
+    memory.storage[in] = Storage::alias;
+    memory.alias_of[in] = out;
+    memory.run_aliases.insert(memory.run_aliases.begin(), in);
+  }
+}
+
 }  // namespace memory_detail
 
 inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const Fusion& fusion,
@@ -19367,6 +19419,7 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
   memory.storage = memory_detail::initial_storage(graph, uses);
   memory.alias_of.assign(values, 0);
   memory_detail::mark_aliases(graph, fusion, kernels, memory);
+  memory_detail::compute_in_output_buffers(kernels, memory);
   auto root = [&](ValueId v) {
     while (memory.storage[v] == Storage::alias) v = memory.alias_of[v];
     return v;

@@ -3600,10 +3600,11 @@ class Executor {
 
 // ---- begin rml/exec/memory.hpp ----
 // Where each value lives at run time: graph inputs and outputs in the caller's
-// buffers, constants in the model, reshapes and epilogue products as aliases,
-// every other intermediate in one arena laid out from lifetimes (greedy
-// best-fit, exec/arena.hpp), with elementwise groups written in place where
-// nothing reads their input afterwards; plus the scratch the kernels need.
+// buffers (and a value reshaped into an output, in that output's buffer),
+// constants in the model, reshapes and epilogue products as aliases, every
+// other intermediate in one arena laid out from lifetimes (greedy best-fit,
+// exec/arena.hpp), with elementwise groups written in place where nothing
+// reads their input afterwards; plus the scratch the kernels need.
 
 // ---- begin rml/exec/arena.hpp ----
 // Arena layout: one offset per buffer, from buffer lifetimes, so buffers
@@ -4782,6 +4783,9 @@ class Kernel {
   /// Set when the kernel only re-labels its input (a reshape): its output
   /// slot is the input's memory, no copy.
   bool aliases_input = false;
+  /// Set when the kernel copies its input unchanged into a graph output (a
+  /// reshape there): the input may then be computed in the output's buffer.
+  bool copies_input_to_output = false;
   /// The graph nodes it covers (several when fused).
   std::vector<std::size_t> nodes;
 };
@@ -7090,10 +7094,12 @@ class ReshapeKernel final : public Kernel {
  public:
   ReshapeKernel(ValueId in, ValueId out, std::size_t bytes, bool copy) : in_(in), out_(out), bytes_(bytes), copy_(copy) {
     aliases_input = !copy;
+    copies_input_to_output = copy;
   }
   void run(RunContext& ctx) const override {
     if (copy_) {
-      if (bytes_) std::memcpy(ctx.slots[out_], ctx.slots[in_], bytes_);
+      // The plan may have computed the input in the output's buffer already.
+      if (bytes_ && ctx.slots[out_] != ctx.slots[in_]) std::memcpy(ctx.slots[out_], ctx.slots[in_], bytes_);
     } else {
       ctx.slots[out_] = ctx.slots[in_];
     }
@@ -8163,6 +8169,21 @@ inline void mark_aliases(const Graph& graph, const Fusion& fusion, const std::ve
   }
 }
 
+/// A reshape into a graph output copies its input unless that input is
+/// computed in the output's buffer: an intermediate with its own arena
+/// memory can be, since the output buffer outlives every reader. Resolved
+/// first at each run, before the aliases that lead to it.
+inline void compute_in_output_buffers(const std::vector<std::unique_ptr<Kernel>>& kernels, MemoryLayout& memory) {
+  for (const auto& kernel : kernels) {
+    if (!kernel->copies_input_to_output) continue;
+    const ValueId in = kernel->reads[0], out = kernel->writes[0];
+    if (memory.storage[in] != Storage::arena || memory.storage[out] != Storage::output) continue;
+    memory.storage[in] = Storage::alias;
+    memory.alias_of[in] = out;
+    memory.run_aliases.insert(memory.run_aliases.begin(), in);
+  }
+}
+
 }  // namespace memory_detail
 
 inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const Fusion& fusion,
@@ -8172,6 +8193,7 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
   memory.storage = memory_detail::initial_storage(graph, uses);
   memory.alias_of.assign(values, 0);
   memory_detail::mark_aliases(graph, fusion, kernels, memory);
+  memory_detail::compute_in_output_buffers(kernels, memory);
   auto root = [&](ValueId v) {
     while (memory.storage[v] == Storage::alias) v = memory.alias_of[v];
     return v;

@@ -43,6 +43,9 @@ class Kernel {
   /// Set when the kernel only re-labels its input (a reshape): its output
   /// slot is the input's memory, no copy.
   bool aliases_input = false;
+  /// Set when the kernel copies its input unchanged into a graph output (a
+  /// reshape there): the input may then be computed in the output's buffer.
+  bool copies_input_to_output = false;
   /// The graph nodes it covers (several when fused).
   std::vector<std::size_t> nodes;
 };

@@ -1,8 +1,9 @@
 // Where each value lives at run time: graph inputs and outputs in the caller's
-// buffers, constants in the model, reshapes and epilogue products as aliases,
-// every other intermediate in one arena laid out from lifetimes (greedy
-// best-fit, exec/arena.hpp), with elementwise groups written in place where
-// nothing reads their input afterwards; plus the scratch the kernels need.
+// buffers (and a value reshaped into an output, in that output's buffer),
+// constants in the model, reshapes and epilogue products as aliases, every
+// other intermediate in one arena laid out from lifetimes (greedy best-fit,
+// exec/arena.hpp), with elementwise groups written in place where nothing
+// reads their input afterwards; plus the scratch the kernels need.
 #pragma once
 
 #include "rml/exec/arena.hpp"
@@ -53,6 +54,21 @@ inline void mark_aliases(const Graph& graph, const Fusion& fusion, const std::ve
   }
 }
 
+/// A reshape into a graph output copies its input unless that input is
+/// computed in the output's buffer: an intermediate with its own arena
+/// memory can be, since the output buffer outlives every reader. Resolved
+/// first at each run, before the aliases that lead to it.
+inline void compute_in_output_buffers(const std::vector<std::unique_ptr<Kernel>>& kernels, MemoryLayout& memory) {
+  for (const auto& kernel : kernels) {
+    if (!kernel->copies_input_to_output) continue;
+    const ValueId in = kernel->reads[0], out = kernel->writes[0];
+    if (memory.storage[in] != Storage::arena || memory.storage[out] != Storage::output) continue;
+    memory.storage[in] = Storage::alias;
+    memory.alias_of[in] = out;
+    memory.run_aliases.insert(memory.run_aliases.begin(), in);
+  }
+}
+
 }  // namespace memory_detail
 
 inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const Fusion& fusion,
@@ -62,6 +78,7 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
   memory.storage = memory_detail::initial_storage(graph, uses);
   memory.alias_of.assign(values, 0);
   memory_detail::mark_aliases(graph, fusion, kernels, memory);
+  memory_detail::compute_in_output_buffers(kernels, memory);
   auto root = [&](ValueId v) {
     while (memory.storage[v] == Storage::alias) v = memory.alias_of[v];
     return v;

@@ -21,6 +21,7 @@
 #include "rml/passes/share_identical_constants.hpp"
 #include "rml/passes/shrink_broadcast_constants.hpp"
 #include "rml/passes/simplify_shape_ops.hpp"
+#include "rml/passes/sink_reshapes.hpp"
 #include "rml/passes/sink_transposes.hpp"
 #include "rml/passes/unbatch_matmul_weights.hpp"
 
@@ -46,7 +47,7 @@ struct PassList {
 };
 
 /// In the order a round runs them.
-using All = PassList<SimplifyShapeOps, SinkTransposes, DropImplicitBroadcasts, ShrinkBroadcastConstants,
+using All = PassList<SimplifyShapeOps, SinkTransposes, SinkReshapes, DropImplicitBroadcasts, ShrinkBroadcastConstants,
                      FoldBatchNorm, UnbatchMatmulWeights, HoistStepProjections, FuseReductions, FuseAttention,
                      EliminateCommonSubexpressions, FuseLayerNorm, FuseGelu, RecogniseElementwiseFunctions,
                      ShareIdenticalConstants, EliminateDeadCode>;

@@ -198,10 +198,12 @@ class ReshapeKernel final : public Kernel {
  public:
   ReshapeKernel(ValueId in, ValueId out, std::size_t bytes, bool copy) : in_(in), out_(out), bytes_(bytes), copy_(copy) {
     aliases_input = !copy;
+    copies_input_to_output = copy;
   }
   void run(RunContext& ctx) const override {
     if (copy_) {
-      if (bytes_) std::memcpy(ctx.slots[out_], ctx.slots[in_], bytes_);
+      // The plan may have computed the input in the output's buffer already.
+      if (bytes_ && ctx.slots[out_] != ctx.slots[in_]) std::memcpy(ctx.slots[out_], ctx.slots[in_], bytes_);
     } else {
       ctx.slots[out_] = ctx.slots[in_];
     }
