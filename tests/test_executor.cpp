@@ -1397,6 +1397,50 @@ TEST_CASE("a value reshaped into a graph output is computed in the output's buff
   for (bool fuse : {false, true}) CHECK(Executor(Model(b.graph()), {1, fuse}).arena_bytes() == 0);
 }
 
+TEST_CASE("a slice that is one contiguous run of its input is a view, not a copy; other slices copy") {
+  Rng rng(30);
+  {  // a diagonal state-space recurrence, as the ssm zoo model unrolls it: each step reads one row of u
+    Builder b;
+    const auto u = b.op(Softmax{.axis = -1}, {b.input("x", uniform(rng, {1, 6, 300}, -1, 1))});  // an arena value
+    const auto decay = b.constant(uniform(rng, {300}, 0.5f, 0.9f));
+    ValueId h = b.op(Slice{.axes = {1}, .starts = {0}, .ends = {1}, .steps = {}}, {u});
+    std::vector<ValueId> states{h};
+    for (std::int64_t t = 1; t < 6; ++t) {
+      h = b.op(Add{}, {b.op(Mul{}, {h, decay}), b.op(Slice{.axes = {1}, .starts = {t}, .ends = {t + 1}, .steps = {}}, {u})});
+      states.push_back(h);
+    }
+    b.output("y", b.op(Concat{.axis = 1}, states));
+    check_builder(b, "unrolled recurrence over row views");
+    const std::string plan = Executor(Model(b.graph()), {1, true}).describe();
+    CHECK(contains(plan, "slice (view, no copy)"));
+    CHECK_FALSE(contains(plan, "slice (strided copy)"));
+  }
+  const auto x = uniform(rng, {4, 3, 5}, -1, 1);
+  const std::vector<Slice> slices{
+      Slice{.axes = {0}, .starts = {1}, .ends = {3}, .steps = {}},                             // whole rows of axis 0: a view
+      Slice{.axes = {0, 1}, .starts = {2, 1}, .ends = {3, 3}, .steps = {}},                    // one index, then a range: a view
+      Slice{.axes = {0, 1, 2}, .starts = {2, 1, 0}, .ends = {3, 2, 5}, .steps = {}},           // a single row: a view
+      Slice{.axes = {0, 1}, .starts = {0, 1}, .ends = {4, 3}, .steps = {}},                    // a range before a partial axis: copied
+      Slice{.axes = {0}, .starts = {0}, .ends = {4}, .steps = {2}},               // a step: copied
+      Slice{.axes = {0}, .starts = {3}, .ends = {-100}, .steps = {-1}},           // reversed: copied
+      Slice{.axes = {2}, .starts = {1}, .ends = {4}, .steps = {}}};                            // inside the last axis: copied
+  for (std::size_t i = 0; i < slices.size(); ++i)
+    for (int source = 0; source < 3; ++source) {
+      Builder b;
+      const auto in = b.input("x", x);
+      const ValueId from = source == 0 ? in : source == 1 ? b.op(Tanh{}, {in}) : b.constant(x);
+      const auto view = b.op(slices[i], {from});
+      b.output("y", b.op(Neg{}, {view}));
+      b.output("view", view);                                               // as an output it is copied
+      b.output("z", b.op(Exp{}, {b.op(Slice{slices[i]}, {from})}));          // a second slice of the same value
+      check_builder(b, detail::concat("slice ", i, " of source ", source));
+      CAPTURE(i);
+      CAPTURE(source);
+      // (A constant's slices fold while the graph is built.)
+      CHECK(contains(Executor(Model(b.graph()), {1, true}).describe(), "slice (view, no copy)") == (i < 3 && source != 2));
+    }
+}
+
 TEST_CASE("large transposes and transposing copies run in tiles and match the reference") {
   Rng rng(28);
   const std::vector<std::pair<Shape, Ints>> cases{{{130, 70}, {1, 0}},         {{2, 65, 67}, {0, 2, 1}},

@@ -4783,6 +4783,9 @@ class Kernel {
   /// Set when the kernel only re-labels its input (a reshape): its output
   /// slot is the input's memory, no copy.
   bool aliases_input = false;
+  /// Where in the input the output starts, in elements of 4 bytes (a
+  /// contiguous slice: a view into its input).
+  std::int64_t alias_offset = 0;
   /// Set when the kernel copies its input unchanged into a graph output (a
   /// reshape there): the input may then be computed in the output's buffer.
   bool copies_input_to_output = false;
@@ -7112,8 +7115,40 @@ class ReshapeKernel final : public Kernel {
   bool copy_;
 };
 
+/// A slice that is one contiguous run of its input: its output is the
+/// input's memory from `offset` on (set every run), unless it must be copied
+/// (a graph output, a constant's slice).
+class SliceViewKernel final : public Kernel {
+ public:
+  SliceViewKernel(ValueId in, ValueId out, std::int64_t offset) : in_(in), out_(out) {
+    aliases_input = true;
+    alias_offset = offset;
+  }
+  void run(RunContext& ctx) const override { ctx.slots[out_] = ctx.slots[in_] + 4 * alias_offset; }
+  std::string describe() const override { return "slice (view, no copy)"; }
+
+ private:
+  ValueId in_, out_;
+};
+
+/// Where a slice starts in its input, if it takes one contiguous run of it:
+/// every axis after some axis k whole, axis k a step-1 range, the axes before
+/// k a single index each.
+inline std::optional<std::int64_t> contiguous_slice_start(const Shape& x, const std::vector<Slice::Range>& ranges) {
+  const Shape strides = contiguous_strides(x);
+  std::size_t k = x.size();
+  while (k > 0 && ranges[k - 1].start == 0 && ranges[k - 1].count == x[k - 1] && (ranges[k - 1].step == 1 || x[k - 1] <= 1)) --k;
+  std::int64_t start = 0;
+  for (std::size_t d = 0; d < x.size(); ++d) {
+    if (ranges[d].count == 0) return std::nullopt;  // empty: nothing to view
+    if (d < k && ranges[d].count != 1 && !(d + 1 == k && ranges[d].step == 1)) return std::nullopt;
+    start += ranges[d].start * strides[d];
+  }
+  return start;
+}
+
 /// Transpose, broadcast_to, slice, concat and pad are strided copies of
-/// their inputs into the output; reshape re-labels.
+/// their inputs into the output (a contiguous slice is a view); reshape re-labels.
 template <>
 struct KernelFor<Reshape> {
   static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Reshape&) {
@@ -7153,6 +7188,9 @@ struct KernelFor<Slice> {
     const Shape strides = contiguous_strides(x);
     StridedCopy copy{y, {}, contiguous_strides(y)};
     const auto ranges = op.ranges(x);
+    const bool must_copy = ctx.is_graph_output(node.outputs[0]) || ctx.constant(node.inputs[0]) != nullptr;
+    if (const auto start = contiguous_slice_start(x, ranges); start && !must_copy)
+      return std::make_unique<SliceViewKernel>(node.inputs[0], node.outputs[0], *start);
     for (std::size_t d = 0; d < ranges.size(); ++d) {
       // A step only matters between two taken elements, and then step * stride
       // stays inside the tensor; a lone element's step may be 2^62.
@@ -8133,6 +8171,7 @@ struct MemoryLayout {
   std::vector<Storage> storage;          // per value
   std::vector<std::size_t> offset;       // arena offset, per arena value
   std::vector<ValueId> alias_of;         // per alias value: the value whose memory it shares
+  std::vector<std::int64_t> alias_offset;  // per alias value: where in alias_of's memory it starts, in bytes
   std::vector<ValueId> run_aliases;      // alias values to resolve at the start of each run, in order
   std::size_t arena_bytes = 0, shared_scratch_bytes = 0, thread_scratch_stride = 0;
 };
@@ -8158,6 +8197,7 @@ inline void mark_aliases(const Graph& graph, const Fusion& fusion, const std::ve
       const ValueId out = kernel->writes[0];
       memory.storage[out] = Storage::alias;
       memory.alias_of[out] = kernel->reads[0];
+      memory.alias_offset[out] = 4 * kernel->alias_offset;
     }
     for (std::size_t m : kernel->nodes)
       if (fusion.is_epilogue_producer(m)) {
@@ -8186,18 +8226,27 @@ inline void compute_in_output_buffers(const std::vector<std::unique_ptr<Kernel>>
 
 }  // namespace memory_detail
 
+/// How far into its root's memory a value starts, in bytes (nonzero for views).
+inline std::int64_t bytes_into_root(const MemoryLayout& memory, ValueId v) {
+  std::int64_t bytes = 0;
+  for (; memory.storage[v] == Storage::alias; v = memory.alias_of[v]) bytes += memory.alias_offset[v];
+  return bytes;
+}
+
 inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const Fusion& fusion,
                                 const std::vector<std::unique_ptr<Kernel>>& kernels) {
   const std::size_t values = graph.values.size();
   MemoryLayout memory;
   memory.storage = memory_detail::initial_storage(graph, uses);
   memory.alias_of.assign(values, 0);
+  memory.alias_offset.assign(values, 0);
   memory_detail::mark_aliases(graph, fusion, kernels, memory);
   memory_detail::compute_in_output_buffers(kernels, memory);
   auto root = [&](ValueId v) {
     while (memory.storage[v] == Storage::alias) v = memory.alias_of[v];
     return v;
   };
+  auto offset_in_root = [&](ValueId v) { return bytes_into_root(memory, v); };
 
   // Lifetimes in kernel steps, of each value's root.
   constexpr std::size_t never = ~std::size_t{0};
@@ -8223,10 +8272,15 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
     if (!group) continue;
     const ValueId out = group->group().output();
     if (memory.storage[out] != Storage::arena) continue;
-    for (const auto& leaf : group->group().leaves()) {
+    const auto& leaves = group->group().leaves();
+    for (const auto& leaf : leaves) {
       const ValueId r = root(leaf.value);
       if (memory.storage[r] != Storage::arena || r == out || last[r] != step || leaf.shape != graph.type(out).shape)
         continue;
+      // Only over the leaf's own first byte, and not while another leaf reads a view further into it.
+      const bool views_of_r = std::any_of(leaves.begin(), leaves.end(),
+                                          [&](const auto& l) { return root(l.value) == r && offset_in_root(l.value) != 0; });
+      if (views_of_r) continue;
       memory.storage[out] = Storage::alias;
       memory.alias_of[out] = r;
       last[r] = std::max(last[r], last[out]);
@@ -8518,7 +8572,8 @@ RML_SPLIT_INLINE std::unique_ptr<Executor::Context> Executor::acquire() const {
   for (std::size_t v = 0; v < g.values.size(); ++v) {
     ValueId root = static_cast<ValueId>(v);
     while (plan.storage[root] == exec::Storage::alias) root = plan.alias_of[root];
-    if (root != v && plan.storage[root] == exec::Storage::arena) c->slots[v] = c->arena.raw() + plan.offset[root];
+    if (root != v && plan.storage[root] == exec::Storage::arena)
+      c->slots[v] = c->arena.raw() + plan.offset[root] + exec::bytes_into_root(plan, static_cast<ValueId>(v));
   }
   return c;
 }

@@ -290,7 +290,8 @@ RML_SPLIT_INLINE std::unique_ptr<Executor::Context> Executor::acquire() const {
   for (std::size_t v = 0; v < g.values.size(); ++v) {
     ValueId root = static_cast<ValueId>(v);
     while (plan.storage[root] == exec::Storage::alias) root = plan.alias_of[root];
-    if (root != v && plan.storage[root] == exec::Storage::arena) c->slots[v] = c->arena.raw() + plan.offset[root];
+    if (root != v && plan.storage[root] == exec::Storage::arena)
+      c->slots[v] = c->arena.raw() + plan.offset[root] + exec::bytes_into_root(plan, static_cast<ValueId>(v));
   }
   return c;
 }

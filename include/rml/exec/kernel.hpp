@@ -43,6 +43,9 @@ class Kernel {
   /// Set when the kernel only re-labels its input (a reshape): its output
   /// slot is the input's memory, no copy.
   bool aliases_input = false;
+  /// Where in the input the output starts, in elements of 4 bytes (a
+  /// contiguous slice: a view into its input).
+  std::int64_t alias_offset = 0;
   /// Set when the kernel copies its input unchanged into a graph output (a
   /// reshape there): the input may then be computed in the output's buffer.
   bool copies_input_to_output = false;

@@ -18,6 +18,7 @@ struct MemoryLayout {
   std::vector<Storage> storage;          // per value
   std::vector<std::size_t> offset;       // arena offset, per arena value
   std::vector<ValueId> alias_of;         // per alias value: the value whose memory it shares
+  std::vector<std::int64_t> alias_offset;  // per alias value: where in alias_of's memory it starts, in bytes
   std::vector<ValueId> run_aliases;      // alias values to resolve at the start of each run, in order
   std::size_t arena_bytes = 0, shared_scratch_bytes = 0, thread_scratch_stride = 0;
 };
@@ -43,6 +44,7 @@ inline void mark_aliases(const Graph& graph, const Fusion& fusion, const std::ve
       const ValueId out = kernel->writes[0];
       memory.storage[out] = Storage::alias;
       memory.alias_of[out] = kernel->reads[0];
+      memory.alias_offset[out] = 4 * kernel->alias_offset;
     }
     for (std::size_t m : kernel->nodes)
       if (fusion.is_epilogue_producer(m)) {
@@ -71,18 +73,27 @@ inline void compute_in_output_buffers(const std::vector<std::unique_ptr<Kernel>>
 
 }  // namespace memory_detail
 
+/// How far into its root's memory a value starts, in bytes (nonzero for views).
+inline std::int64_t bytes_into_root(const MemoryLayout& memory, ValueId v) {
+  std::int64_t bytes = 0;
+  for (; memory.storage[v] == Storage::alias; v = memory.alias_of[v]) bytes += memory.alias_offset[v];
+  return bytes;
+}
+
 inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const Fusion& fusion,
                                 const std::vector<std::unique_ptr<Kernel>>& kernels) {
   const std::size_t values = graph.values.size();
   MemoryLayout memory;
   memory.storage = memory_detail::initial_storage(graph, uses);
   memory.alias_of.assign(values, 0);
+  memory.alias_offset.assign(values, 0);
   memory_detail::mark_aliases(graph, fusion, kernels, memory);
   memory_detail::compute_in_output_buffers(kernels, memory);
   auto root = [&](ValueId v) {
     while (memory.storage[v] == Storage::alias) v = memory.alias_of[v];
     return v;
   };
+  auto offset_in_root = [&](ValueId v) { return bytes_into_root(memory, v); };
 
   // Lifetimes in kernel steps, of each value's root.
   constexpr std::size_t never = ~std::size_t{0};
@@ -108,10 +119,15 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
     if (!group) continue;
     const ValueId out = group->group().output();
     if (memory.storage[out] != Storage::arena) continue;
-    for (const auto& leaf : group->group().leaves()) {
+    const auto& leaves = group->group().leaves();
+    for (const auto& leaf : leaves) {
       const ValueId r = root(leaf.value);
       if (memory.storage[r] != Storage::arena || r == out || last[r] != step || leaf.shape != graph.type(out).shape)
         continue;
+      // Only over the leaf's own first byte, and not while another leaf reads a view further into it.
+      const bool views_of_r = std::any_of(leaves.begin(), leaves.end(),
+                                          [&](const auto& l) { return root(l.value) == r && offset_in_root(l.value) != 0; });
+      if (views_of_r) continue;
       memory.storage[out] = Storage::alias;
       memory.alias_of[out] = r;
       last[r] = std::max(last[r], last[out]);

@@ -216,8 +216,40 @@ class ReshapeKernel final : public Kernel {
   bool copy_;
 };
 
+/// A slice that is one contiguous run of its input: its output is the
+/// input's memory from `offset` on (set every run), unless it must be copied
+/// (a graph output, a constant's slice).
+class SliceViewKernel final : public Kernel {
+ public:
+  SliceViewKernel(ValueId in, ValueId out, std::int64_t offset) : in_(in), out_(out) {
+    aliases_input = true;
+    alias_offset = offset;
+  }
+  void run(RunContext& ctx) const override { ctx.slots[out_] = ctx.slots[in_] + 4 * alias_offset; }
+  std::string describe() const override { return "slice (view, no copy)"; }
+
+ private:
+  ValueId in_, out_;
+};
+
+/// Where a slice starts in its input, if it takes one contiguous run of it:
+/// every axis after some axis k whole, axis k a step-1 range, the axes before
+/// k a single index each.
+inline std::optional<std::int64_t> contiguous_slice_start(const Shape& x, const std::vector<Slice::Range>& ranges) {
+  const Shape strides = contiguous_strides(x);
+  std::size_t k = x.size();
+  while (k > 0 && ranges[k - 1].start == 0 && ranges[k - 1].count == x[k - 1] && (ranges[k - 1].step == 1 || x[k - 1] <= 1)) --k;
+  std::int64_t start = 0;
+  for (std::size_t d = 0; d < x.size(); ++d) {
+    if (ranges[d].count == 0) return std::nullopt;  // empty: nothing to view
+    if (d < k && ranges[d].count != 1 && !(d + 1 == k && ranges[d].step == 1)) return std::nullopt;
+    start += ranges[d].start * strides[d];
+  }
+  return start;
+}
+
 /// Transpose, broadcast_to, slice, concat and pad are strided copies of
-/// their inputs into the output; reshape re-labels.
+/// their inputs into the output (a contiguous slice is a view); reshape re-labels.
 template <>
 struct KernelFor<Reshape> {
   static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Reshape&) {
@@ -257,6 +289,9 @@ struct KernelFor<Slice> {
     const Shape strides = contiguous_strides(x);
     StridedCopy copy{y, {}, contiguous_strides(y)};
     const auto ranges = op.ranges(x);
+    const bool must_copy = ctx.is_graph_output(node.outputs[0]) || ctx.constant(node.inputs[0]) != nullptr;
+    if (const auto start = contiguous_slice_start(x, ranges); start && !must_copy)
+      return std::make_unique<SliceViewKernel>(node.inputs[0], node.outputs[0], *start);
     for (std::size_t d = 0; d < ranges.size(); ++d) {
       // A step only matters between two taken elements, and then step * stride
       // stays inside the tensor; a lone element's step may be 2^62.
