@@ -7137,7 +7137,8 @@ class SliceViewKernel final : public Kernel {
 inline std::optional<std::int64_t> contiguous_slice_start(const Shape& x, const std::vector<Slice::Range>& ranges) {
   const Shape strides = contiguous_strides(x);
   std::size_t k = x.size();
-  while (k > 0 && ranges[k - 1].start == 0 && ranges[k - 1].count == x[k - 1] && (ranges[k - 1].step == 1 || x[k - 1] <= 1)) --k;
+  auto whole = [&](std::size_t d) { return ranges[d].start == 0 && ranges[d].count == x[d] && (ranges[d].step == 1 || x[d] <= 1); };
+  while (k > 0 && whole(k - 1)) --k;
   std::int64_t start = 0;
   for (std::size_t d = 0; d < x.size(); ++d) {
     if (ranges[d].count == 0) return std::nullopt;  // empty: nothing to view
@@ -8277,7 +8278,7 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
       const ValueId r = root(leaf.value);
       if (memory.storage[r] != Storage::arena || r == out || last[r] != step || leaf.shape != graph.type(out).shape)
         continue;
-      // Only over the leaf's own first byte, and not while another leaf reads a view further into it.
+      // Not while another leaf reads this memory through a view at an offset.
       const bool views_of_r = std::any_of(leaves.begin(), leaves.end(),
                                           [&](const auto& l) { return root(l.value) == r && offset_in_root(l.value) != 0; });
       if (views_of_r) continue;

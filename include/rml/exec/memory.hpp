@@ -124,7 +124,7 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
       const ValueId r = root(leaf.value);
       if (memory.storage[r] != Storage::arena || r == out || last[r] != step || leaf.shape != graph.type(out).shape)
         continue;
-      // Only over the leaf's own first byte, and not while another leaf reads a view further into it.
+      // Not while another leaf reads this memory through a view at an offset.
       const bool views_of_r = std::any_of(leaves.begin(), leaves.end(),
                                           [&](const auto& l) { return root(l.value) == r && offset_in_root(l.value) != 0; });
       if (views_of_r) continue;
