@@ -868,7 +868,8 @@ TEST_CASE("conv2d: strides, four-sided pads, dilation, groups, depthwise, bias, 
 
 TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-shifted copies) gives the packed-columns path's bits") {
   // Constant weights take the direct kernel; the same weights as a graph input
-  // take im2col + GEMM. Each output is the same fma chain either way.
+  // take im2col + GEMM. Each output is the same fma chain either way, with or
+  // without a bias, and with relu stored by the kernel or another epilogue.
   Rng rng(31);
   struct Case {
     std::int64_t n, c, o, h, w, kh, kw;
@@ -878,46 +879,64 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
   const std::vector<Case> cases{
       {1, 16, 32, 14, 14, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},   // the bench cnn's second conv
       {2, 3, 13, 9, 31, 3, 3, {0, 2, 1, 0}, {1, 1}, 1},     // rows past a micro-tile, lopsided pads
-      {1, 4, 6, 11, 6, 3, 2, {2, 1, 2, 1}, {2, 3}, 2},      // dilation, groups
-      {3, 6, 12, 7, 5, 3, 3, {1, 1, 1, 1}, {1, 1}, 6},      // two outputs per group (depthwise: its own kernel)
+      {1, 8, 6, 11, 6, 3, 2, {2, 1, 2, 1}, {2, 3}, 2},      // dilation, groups
       {1, 40, 8, 8, 40, 1, 1, {0, 0, 0, 0}, {1, 1}, 1},     // 1x1
       {1, 300, 7, 5, 5, 3, 1, {1, 0, 1, 0}, {1, 1}, 1},     // depth over one k-block (900)
-      {1, 5, 1, 1, 3, 1, 3, {2, 4, 2, 7}, {1, 5}, 1},       // the last row's wasted columns read 10 floats past the image (fuzz_op)
       {1, 8, 128, 10, 12, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},   // many outputs: read from column-shifted copies
       {2, 4, 96, 9, 10, 3, 3, {2, 3, 2, 1}, {2, 2}, 1},     // shifted copies, dilated, lopsided pads
+      // At most 16 taps (C/g * kh * kw): every output channel from the taps' vectors, no micro tile.
+      {2, 1, 16, 28, 28, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},    // the bench cnn's first conv
+      {1, 1, 5, 9, 37, 3, 3, {0, 2, 1, 0}, {1, 1}, 1},      // rows past two vectors, lopsided pads
+      {1, 4, 6, 11, 6, 3, 2, {2, 1, 2, 1}, {2, 3}, 2},      // dilation, groups (12 taps)
+      {3, 6, 12, 7, 5, 3, 3, {1, 1, 1, 1}, {1, 1}, 6},      // two outputs per group (not the depthwise kernel's)
+      {1, 16, 3, 6, 7, 1, 1, {0, 0, 0, 0}, {1, 1}, 1},      // 1x1 over 16 channels: exactly 16 taps
+      {1, 5, 1, 1, 3, 1, 3, {2, 4, 2, 7}, {1, 5}, 1},       // wasted columns far past the image (fuzz_op)
+      {1, 1, 20, 12, 37, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},    // a part-filled block of channels
+      {1, 1, 4, 200, 120, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},   // copies past L2: row by row from the padded image
   };
-  int shifted = 0;
-  for (const Case& c : cases) {
-    Conv2d op;
-    op.pads = c.pads;
-    op.dilations = c.dilations;
-    op.groups = c.groups;
-    const Tensor x = uniform(rng, {c.n, c.c, c.h, c.w}, -1, 1);
-    const Tensor w = conv_weight(rng, {c.o, c.c / c.groups, c.kh, c.kw});
-    const Tensor bias = uniform(rng, {c.o}, -1, 1);
-    TensorMap results[2];
-    for (const bool weight_input : {false, true}) {
-      Builder b;
-      const auto xv = b.input("x", x);
-      const auto wv = weight_input ? b.input("w", w) : b.constant(w);
-      b.output("y", b.op(Relu{}, {b.op(op, {xv, wv, b.constant(bias)})}));
-      TensorMap inputs{{"x", x}};
-      if (weight_input) inputs.emplace("w", w);
-      const Model model(b.graph());
-      for (const int threads : {1, 2}) {
-        const Executor executor(model, {threads, true});
-        const bool direct = executor.describe().find("conv2d direct") != std::string::npos;
-        CHECK(direct == !weight_input);
-        shifted += executor.describe().find("column-shifted copies") != std::string::npos;
-        TensorMap out = executor.run(inputs);
-        if (threads == 1) results[weight_input] = out;
-        CHECK(std::memcmp(out.at("y").raw(), results[weight_input].at("y").raw(), out.at("y").bytes()) == 0);
+  enum class Tail { bias_relu, none, bias_sigmoid };
+  int shifted = 0, few_taps = 0;
+  for (const Case& c : cases)
+    for (const Tail tail : {Tail::bias_relu, Tail::none, Tail::bias_sigmoid}) {
+      Conv2d op;
+      op.pads = c.pads;
+      op.dilations = c.dilations;
+      op.groups = c.groups;
+      const Tensor x = uniform(rng, {c.n, c.c, c.h, c.w}, -1, 1);
+      const Tensor w = conv_weight(rng, {c.o, c.c / c.groups, c.kh, c.kw});
+      const Tensor bias = uniform(rng, {c.o}, -1, 1);
+      TensorMap results[2];
+      for (const bool weight_input : {false, true}) {
+        Builder b;
+        const auto xv = b.input("x", x);
+        const auto wv = weight_input ? b.input("w", w) : b.constant(w);
+        std::vector<ValueId> conv_inputs{xv, wv};
+        if (tail != Tail::none) conv_inputs.push_back(b.constant(bias));
+        const ValueId y = b.op(op, conv_inputs);
+        if (tail == Tail::none) b.output("y", y);
+        else if (tail == Tail::bias_relu) b.output("y", b.op(Relu{}, {y}));
+        else b.output("y", b.op(Sigmoid{}, {y}));
+        TensorMap inputs{{"x", x}};
+        if (weight_input) inputs.emplace("w", w);
+        const Model model(b.graph());
+        for (const int threads : {1, 2}) {
+          const Executor executor(model, {threads, true});
+          const bool direct = executor.describe().find("conv2d direct") != std::string::npos;
+          CHECK(direct == !weight_input);
+          shifted += executor.describe().find("column-shifted copies") != std::string::npos;
+          few_taps += executor.describe().find("few taps") != std::string::npos;
+          TensorMap out = executor.run(inputs);
+          if (threads == 1) results[weight_input] = out;
+          CHECK(std::memcmp(out.at("y").raw(), results[weight_input].at("y").raw(), out.at("y").bytes()) == 0);
+        }
       }
+      CAPTURE(to_string(Shape{c.n, c.c, c.h, c.w}));
+      CAPTURE(int(tail));
+      CHECK(std::memcmp(results[0].at("y").raw(), results[1].at("y").raw(), results[0].at("y").bytes()) == 0);
     }
-    CAPTURE(to_string(Shape{c.n, c.c, c.h, c.w}));
-    CHECK(std::memcmp(results[0].at("y").raw(), results[1].at("y").raw(), results[0].at("y").bytes()) == 0);
-  }
-  CHECK(shifted == 4);  // the last two cases, at 1 and 2 threads
+  // Two micro-tile cases and the few-tap ones wider than one column (copying few channels pays).
+  CHECK(shifted == 8 * 3 * 2);  // cases, tails, thread counts
+  CHECK(few_taps == 8 * 3 * 2);  // the last eight cases
 }
 
 TEST_CASE("a depthwise conv2d gives the bits of one single-channel conv per channel") {

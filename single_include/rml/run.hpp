@@ -3778,6 +3778,10 @@ inline ArenaLayout plan_arena(const std::vector<Lifetime>& buffers) {
 #define RML_X86_DISPATCH 0
 #endif
 
+// Loops over registers must be unrolled whole, or GCC at -O2 keeps the
+// arrays of registers in memory (measured 2x slower in the GEMM).
+#define RML_UNROLL _Pragma("GCC unroll 16")
+
 namespace rml::exec {
 
 /// Instruction sets with their own code paths, slowest first.
@@ -3826,10 +3830,6 @@ inline Isa active_isa() {
 // ---- end rml/exec/isa.hpp ----
 
 namespace rml::exec::gemm_detail {
-
-// Loops over registers must be unrolled whole, or GCC at -O2 keeps the
-// accumulator arrays in memory (measured 2x slower).
-#define RML_UNROLL _Pragma("GCC unroll 16")
 
 /// Rows of A per micro-tile: 6 with 16 vector registers (AVX2, portable), 8
 /// with 32 (AVX-512), which also divides the usual channel counts; 12 for the
@@ -4849,6 +4849,7 @@ struct KernelFor;
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 
 namespace rml::exec::simd {
@@ -5024,6 +5025,22 @@ struct ConvSegment {
 /// Relu as ops/elementwise.hpp's Relu::apply: NaN stays NaN, -0 becomes +0.
 inline float relu(float x) { return x > 0 ? x : (x != x ? x : 0.0f); }
 
+/// conv_taps' output channels per pass, and how its weights are laid out:
+/// per block of this many channels, per tap, the block's weights (zeros past
+/// the last channel).
+inline constexpr int kConvTapChannels = 8;
+
+/// weights [outputs][taps] (row-major) in conv_taps' layout.
+inline std::vector<float> pack_conv_taps(const float* weights, std::int64_t outputs, std::int64_t taps) {
+  const std::int64_t blocks = (outputs + kConvTapChannels - 1) / kConvTapChannels;
+  std::vector<float> packed(static_cast<std::size_t>(blocks * taps * kConvTapChannels), 0.0f);
+  for (std::int64_t o = 0; o < outputs; ++o)
+    for (std::int64_t t = 0; t < taps; ++t)
+      packed[static_cast<std::size_t>(((o / kConvTapChannels) * taps + t) * kConvTapChannels + o % kConvTapChannels)] =
+          weights[o * taps + t];
+  return packed;
+}
+
 // ---- blocks: y[0:n] = f(x[0:n]) on the process's instruction set ----
 
 enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh };
@@ -5065,6 +5082,19 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
         if constexpr (Relu) x = simd::relu(x);
         out[i * out_stride + segments[s].pixel + l] = x;
       }
+}
+template <bool Bias, bool Relu>
+inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
+                      const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+  for (std::int64_t o = 0; o < outputs; ++o)
+    for (std::int64_t p = 0; p < n; ++p) {
+      const float* w = weights + (o / kConvTapChannels * taps) * kConvTapChannels + o % kConvTapChannels;
+      float acc = 0.0f;
+      for (std::int64_t t = 0; t < taps; ++t) acc = std::fma(w[t * kConvTapChannels], image[offsets[t] + p], acc);
+      if constexpr (Bias) acc = acc + bias[o];
+      if constexpr (Relu) acc = simd::relu(acc);
+      out[o * out_stride + p] = acc;
+    }
 }
 }  // namespace portable
 
@@ -5338,6 +5368,65 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
         const V::T x = V::load_first(src + segment.lane + l, n);
         V::store_first(dst + segment.pixel + l, conv_output_v<Bias, Relu>(x, b), n);
       }
+    }
+  }
+}
+
+// ---- a convolution with few taps, from its padded image (simd_math.hpp: conv_taps) ----
+
+/// kConvTapChannels output channels over `Chunks` vectors of pixels (the last
+/// `lanes` wide): Chunks * kConvTapChannels fma chains interleaved, as many as
+/// hide the fma latency, each tap's vectors loaded once for them all.
+template <bool Bias, bool Relu, int Chunks>
+inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
+                           const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
+                           std::int64_t lanes) {
+  V::T acc[Chunks][kConvTapChannels];
+  RML_UNROLL
+  for (int c = 0; c < Chunks; ++c)
+    RML_UNROLL
+    for (int u = 0; u < kConvTapChannels; ++u) acc[c][u] = V::set1(0.0f);
+  for (std::int64_t t = 0; t < taps; ++t, w += kConvTapChannels) {
+    V::T x[Chunks];
+    RML_UNROLL
+    for (int c = 0; c < Chunks; ++c)
+      x[c] = c + 1 < Chunks ? V::load(image + offsets[t] + c * V::kLanes)
+                            : V::load_first(image + offsets[t] + c * V::kLanes, lanes);
+    RML_UNROLL
+    for (int u = 0; u < kConvTapChannels; ++u) {
+      const V::T wu = V::set1(w[u]);
+      RML_UNROLL
+      for (int c = 0; c < Chunks; ++c) acc[c][u] = V::fma(wu, x[c], acc[c][u]);
+    }
+  }
+  RML_UNROLL
+  for (int u = 0; u < kConvTapChannels; ++u) {
+    if (u >= channels) break;
+    const V::T b = V::set1(Bias ? bias[u] : 0.0f);
+    RML_UNROLL
+    for (int c = 0; c < Chunks; ++c)
+      V::store_first(out + u * out_stride + c * V::kLanes, conv_output_v<Bias, Relu>(acc[c][u], b),
+                     c + 1 < Chunks ? V::kLanes : lanes);
+  }
+}
+
+/// Two vectors of pixels per pass with 32 registers, one with 16.
+template <bool Bias, bool Relu>
+inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
+                      const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+  constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
+  for (std::int64_t l = 0; l < n; l += kChunks * V::kLanes) {
+    const bool whole = n - l > (kChunks - 1) * V::kLanes;  // the pass's last vector has lanes
+    for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
+      const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], zeros past `outputs`
+      const std::int64_t channels = outputs - o0;
+      float* o = out + o0 * out_stride + l;
+      if (whole)
+        conv_taps_pass<Bias, Relu, kChunks>(image + l, offsets, taps, w, bias + (Bias ? o0 : 0), channels, o,
+                                            out_stride, n - l - (kChunks - 1) * V::kLanes);
+      else
+        conv_taps_pass<Bias, Relu, 1>(image + l, offsets, taps, w, bias + (Bias ? o0 : 0), channels, o, out_stride,
+                                      n - l);
     }
   }
 }
@@ -5615,6 +5704,65 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
     }
   }
 }
+
+// ---- a convolution with few taps, from its padded image (simd_math.hpp: conv_taps) ----
+
+/// kConvTapChannels output channels over `Chunks` vectors of pixels (the last
+/// `lanes` wide): Chunks * kConvTapChannels fma chains interleaved, as many as
+/// hide the fma latency, each tap's vectors loaded once for them all.
+template <bool Bias, bool Relu, int Chunks>
+inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
+                           const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
+                           std::int64_t lanes) {
+  V::T acc[Chunks][kConvTapChannels];
+  RML_UNROLL
+  for (int c = 0; c < Chunks; ++c)
+    RML_UNROLL
+    for (int u = 0; u < kConvTapChannels; ++u) acc[c][u] = V::set1(0.0f);
+  for (std::int64_t t = 0; t < taps; ++t, w += kConvTapChannels) {
+    V::T x[Chunks];
+    RML_UNROLL
+    for (int c = 0; c < Chunks; ++c)
+      x[c] = c + 1 < Chunks ? V::load(image + offsets[t] + c * V::kLanes)
+                            : V::load_first(image + offsets[t] + c * V::kLanes, lanes);
+    RML_UNROLL
+    for (int u = 0; u < kConvTapChannels; ++u) {
+      const V::T wu = V::set1(w[u]);
+      RML_UNROLL
+      for (int c = 0; c < Chunks; ++c) acc[c][u] = V::fma(wu, x[c], acc[c][u]);
+    }
+  }
+  RML_UNROLL
+  for (int u = 0; u < kConvTapChannels; ++u) {
+    if (u >= channels) break;
+    const V::T b = V::set1(Bias ? bias[u] : 0.0f);
+    RML_UNROLL
+    for (int c = 0; c < Chunks; ++c)
+      V::store_first(out + u * out_stride + c * V::kLanes, conv_output_v<Bias, Relu>(acc[c][u], b),
+                     c + 1 < Chunks ? V::kLanes : lanes);
+  }
+}
+
+/// Two vectors of pixels per pass with 32 registers, one with 16.
+template <bool Bias, bool Relu>
+inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
+                      const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+  constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
+  for (std::int64_t l = 0; l < n; l += kChunks * V::kLanes) {
+    const bool whole = n - l > (kChunks - 1) * V::kLanes;  // the pass's last vector has lanes
+    for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
+      const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], zeros past `outputs`
+      const std::int64_t channels = outputs - o0;
+      float* o = out + o0 * out_stride + l;
+      if (whole)
+        conv_taps_pass<Bias, Relu, kChunks>(image + l, offsets, taps, w, bias + (Bias ? o0 : 0), channels, o,
+                                            out_stride, n - l - (kChunks - 1) * V::kLanes);
+      else
+        conv_taps_pass<Bias, Relu, 1>(image + l, offsets, taps, w, bias + (Bias ? o0 : 0), channels, o, out_stride,
+                                      n - l);
+    }
+  }
+}
 // ---- end rml/exec/simd_lanes.inl ----
 }  // namespace avx512
 RML_END_TARGET
@@ -5717,6 +5865,18 @@ inline void sum_columns(Isa isa, const float* x, std::int64_t stride, std::int64
     for (std::int64_t l = 0; l < lanes; ++l) sums[l] += double(x[k * stride + l]);
 }
 
+/// f(bool_constant<bias != null>, bool_constant<relu>): a convolution's output
+/// step compiled for each of the four combinations.
+template <class F>
+inline void with_bias_relu(const float* bias, bool relu, F f) {
+  using On = std::true_type;
+  using Off = std::false_type;
+  if (bias && relu) return f(On{}, On{});
+  if (bias) return f(On{}, Off{});
+  if (relu) return f(Off{}, On{});
+  f(Off{}, Off{});
+}
+
 /// A direct convolution's mr x nr micro tile (rows `tile_stride` apart) to
 /// its output: for each of the `rows` rows and each segment, the lanes plus
 /// the row's bias (when `bias` is not null), then relu when asked, to the
@@ -5726,7 +5886,7 @@ inline void sum_columns(Isa isa, const float* x, std::int64_t stride, std::int64
 inline void store_conv_tile(Isa isa, const float* tile, std::int64_t tile_stride, std::int64_t rows,
                             const ConvSegment* segments, int count, const float* bias, bool relu, float* out,
                             std::int64_t out_stride) {
-  const auto run = [&](auto bias_on, auto relu_on) {
+  with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
     constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
 #if RML_X86_DISPATCH
     if (isa == Isa::avx512)
@@ -5735,13 +5895,27 @@ inline void store_conv_tile(Isa isa, const float* tile, std::int64_t tile_stride
       return avx2::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
 #endif
     portable::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
-  };
-  using On = std::true_type;
-  using Off = std::false_type;
-  if (bias && relu) return run(On{}, On{});
-  if (bias) return run(On{}, Off{});
-  if (relu) return run(Off{}, On{});
-  run(Off{}, Off{});
+  });
+}
+
+/// A convolution over `n` consecutive pixels of its zero-padded image, for
+/// every output channel: out[o * out_stride + p] = sum over t of w[o][t] *
+/// image[offsets[t] + p] (one fma chain from zero, in tap order; `weights`
+/// from pack_conv_taps), then + bias[o] (when not null), then relu when
+/// asked: the bits of the direct kernel's micro tile stored by store_conv_tile.
+inline void conv_taps(Isa isa, const float* image, const std::int64_t* offsets, std::int64_t taps,
+                      const float* weights, const float* bias, bool relu, std::int64_t outputs, float* out,
+                      std::int64_t out_stride, std::int64_t n) {
+  with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
+    constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
+#if RML_X86_DISPATCH
+    if (isa == Isa::avx512)
+      return avx512::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
+    if (isa == Isa::avx2)
+      return avx2::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
+#endif
+    portable::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
+  });
 }
 
 template <Function F>
@@ -6196,6 +6370,11 @@ class DepthwiseConv2dKernel final : public Kernel {
 // vectors (simd::store_conv_tile); any other epilogue group runs over the
 // task's output pixels after its tiles are stored.
 //
+// With few taps (C/g*kh*kw <= kMaxTaps: a first layer over one channel, a
+// 1x1 conv over a few) a micro tile would do a handful of fma steps and then spend
+// as long storing it; there each run of output pixels loads its tap vectors
+// once and computes every output channel from them (simd::conv_taps), no tile.
+//
 // Each output element is the same fma chain over (c, i, j) in order, then
 // + bias, as the im2col path computes: the two give the same bits.
 
@@ -6216,6 +6395,9 @@ class DirectConv2dKernel final : public Kernel {
 
   /// Floats of an image's kw shifted copies at most (256 KiB): more would leave L2.
   static constexpr std::int64_t kShiftedCopiesFloats = 64 * 1024;
+  /// The most taps (C/g * kh * kw) taken by simd::conv_taps rather than micro
+  /// tiles: a tile over few k steps spends as long storing as multiplying.
+  static constexpr std::int64_t kMaxTaps = 16;
   /// Multiply-adds one more copied float must save: a vector fma does 16 or
   /// 32 a cycle, copying short rows takes about a cycle a float (measured:
   /// the bench cnn's 32-output conv over 14 columns was slower with copies).
@@ -6247,9 +6429,9 @@ class DirectConv2dKernel final : public Kernel {
     padded_h_ = height_ + op.pads[0] + op.pads[2];
     const std::int64_t kh = w_shape[2], kw = w_shape[3], dw = op.dilations[1];
     const std::int64_t padded_w = width_ + op.pads[1] + op.pads[3];
+    depth_ = channels_ * kh * kw;
     copies_ = shifted_copies_pay(kw, kh, padded_w) ? kw : 1;
     row_w_ = copies_ > 1 ? out_w_ : padded_w;
-    depth_ = channels_ * kh * kw;
     virtual_pixels_ = out_h_ * row_w_;
     const std::int64_t mr = gemm_detail::kernels().mr;
     nr_ = gemm_detail::kernels().nr;
@@ -6263,6 +6445,19 @@ class DirectConv2dKernel final : public Kernel {
           const std::int64_t copy = copies_ > 1 ? j : 0, column = copies_ > 1 ? 0 : j * dw;
           offsets_.push_back(((copy * channels_ + c) * padded_h_ + i * op.dilations[0]) * row_w_ + column);
         }
+    relu_in_store_ = epilogue_ && epilogue_->activation() == Relu::name;
+    tile_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
+    few_taps_ = depth_ <= kMaxTaps;
+    if (few_taps_) {  // no tile
+      for (std::int64_t g = 0; g < op.groups; ++g) {
+        const std::vector<float> packed =
+            simd::pack_conv_taps(w.values<float>().data() + g * outputs_ * depth_, outputs_, depth_);
+        tap_weights_.insert(tap_weights_.end(), packed.begin(), packed.end());
+      }
+      tile_cols_ = std::clamp<std::int64_t>(tile_floats / std::max<std::int64_t>(outputs_, 1) / nr_, 1, 1024 / nr_) * nr_;
+      thread_scratch_bytes = tile_offset_;
+      return;
+    }
     // Weights: per group, per k-block, mr-row micro-panels (rows past O/g zero).
     padded_rows_ = (outputs_ + mr - 1) / mr * mr;
     packed_weights_.resize(static_cast<std::size_t>(op.groups * padded_rows_ * depth_));
@@ -6274,8 +6469,6 @@ class DirectConv2dKernel final : public Kernel {
         dst += padded_rows_ * kc;
       }
     tile_cols_ = std::clamp<std::int64_t>(tile_floats / std::max(padded_rows_, mr) / nr_, 1, 1024 / nr_) * nr_;
-    relu_in_store_ = epilogue_ && epilogue_->activation() == Relu::name;
-    tile_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
     thread_scratch_bytes = tile_offset_ + align_up(static_cast<std::size_t>(padded_rows_ * tile_cols_) * sizeof(float));
   }
 
@@ -6305,7 +6498,11 @@ class DirectConv2dKernel final : public Kernel {
         const std::int64_t v1 = std::min(v0 + width, virtual_pixels_), g = image % groups;
         // Output rows of y viewed as [N*O, H'*W']: image (n*groups + g) has rows image * O/g on.
         float* out = ctx.value<float>(target()) + image * outputs_ * out_h_ * out_w_;
-        multiply(images + image * image_floats_, g, v0, v1, tile, bias ? bias + g * outputs_ : nullptr, out);
+        const float* group_bias = bias ? bias + g * outputs_ : nullptr;
+        if (few_taps_)
+          multiply_taps(images + image * image_floats_, g, v0, v1, group_bias, out);
+        else
+          multiply(images + image * image_floats_, g, v0, v1, tile, group_bias, out);
         if (epilogue_ && !relu_in_store_) {
           const auto [p0, p1] = output_pixels(v0, v1);
           if (p0 < p1) epilogue_->eval(ctx, image * outputs_, (image + 1) * outputs_, p0, p1, thread);
@@ -6315,6 +6512,13 @@ class DirectConv2dKernel final : public Kernel {
   }
 
   std::string describe() const override {
+    if (few_taps_)
+      return detail::concat("conv2d direct, few taps (", outputs_, " outputs from ", depth_, " taps over ",
+                            virtual_pixels_, " pixels of ",
+                            copies_ > 1 ? detail::concat(copies_, " column-shifted copies of ") : "",
+                            "the padded image", op_.groups > 1 ? ", per group" : "", ")",
+                            bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
+                            epilogue_ && !relu_in_store_ ? ", epilogue: " + epilogue_->describe() : "");
     std::string text = detail::concat("conv2d direct (", outputs_, "x", depth_, " @ ", depth_, "x", virtual_pixels_,
                                       " read in place from ",
                                       copies_ > 1 ? detail::concat(copies_, " column-shifted copies of ") : "",
@@ -6331,6 +6535,7 @@ class DirectConv2dKernel final : public Kernel {
   bool shifted_copies_pay(std::int64_t kw, std::int64_t kh, std::int64_t padded_w) const {
     const std::int64_t plane = saturating_mul(padded_h_, out_w_);
     if (kw < 2 || saturating_mul(saturating_mul(kw, channels_), plane) > kShiftedCopiesFloats) return false;
+    if (depth_ <= kMaxTaps) return true;  // few channels to copy, and whole rows of vectors
     // Both sides saturate: a graph may declare shapes whose products overflow.
     const std::int64_t saved = saturating_mul(saturating_mul((padded_w - out_w_) * out_h_, outputs_),
                                               saturating_mul(channels_ * kh, kw));
@@ -6356,17 +6561,28 @@ class DirectConv2dKernel final : public Kernel {
     }
   }
 
-  /// The output pixels of virtual pixels [v0, v1): up to W' of each output
-  /// row's row_w_, at oh * W' + ow. Returns how many segments it wrote.
-  int segments_of(std::int64_t v0, std::int64_t v1, simd::ConvSegment* segments) const {
-    int count = 0;
+  /// f(v, n, p) for each run of virtual pixels [v, v + n) in [v0, v1) that
+  /// are output pixels [p, p + n): up to W' of each output row's row_w_, at
+  /// oh * W' + ow; one run for the whole range when rows have no waste.
+  template <class F>
+  void for_each_output_run(std::int64_t v0, std::int64_t v1, F f) const {
+    if (row_w_ == out_w_) return v0 < v1 ? f(v0, v1 - v0, v0) : void();
     for (std::int64_t v = v0; v < v1;) {
       const std::int64_t oh = v / row_w_, ow = v % row_w_;
       const std::int64_t row_end = std::min(v1, (oh + 1) * row_w_);
       const std::int64_t n = std::min(row_end - v, std::max<std::int64_t>(out_w_ - ow, 0));
-      if (n > 0) segments[count++] = {v - v0, n, oh * out_w_ + ow};
+      if (n > 0) f(v, n, oh * out_w_ + ow);
       v = row_end;
     }
+  }
+
+  /// The output pixels of virtual pixels [v0, v1) as segments of a tile
+  /// starting at v0. Returns how many it wrote.
+  int segments_of(std::int64_t v0, std::int64_t v1, simd::ConvSegment* segments) const {
+    int count = 0;
+    for_each_output_run(v0, v1, [&](std::int64_t v, std::int64_t n, std::int64_t p) {
+      segments[count++] = {v - v0, n, p};
+    });
     return count;
   }
 
@@ -6411,12 +6627,25 @@ class DirectConv2dKernel final : public Kernel {
     }
   }
 
+  /// multiply() with few taps: every output channel of each run of output
+  /// pixels from its taps' vectors, straight to `out` (simd::conv_taps).
+  void multiply_taps(const float* image, std::int64_t g, std::int64_t v0, std::int64_t v1, const float* bias,
+                     float* out) const {
+    const float* weights = tap_weights_.data() + g * (tap_weights_.size() / op_.groups);
+    const Isa isa = active_isa();
+    for_each_output_run(v0, v1, [&](std::int64_t v, std::int64_t n, std::int64_t p) {
+      simd::conv_taps(isa, image + v, offsets_.data(), depth_, weights, bias, relu_in_store_, outputs_, out + p,
+                      out_h_ * out_w_, n);
+    });
+  }
+
   Conv2d op_;
   ValueId x_;
   std::optional<ValueId> bias_;
   ValueId product_;
   std::optional<ElementwiseGroup> epilogue_;
   std::vector<float> packed_weights_;    // per group, per k-block, mr-row panels
+  std::vector<float> tap_weights_;       // with few taps instead: per group, simd::pack_conv_taps' layout
   std::vector<std::int64_t> offsets_;    // per tap (c, i, j): where its row starts in the image (or copies)
   std::int64_t batch_ = 0, channels_ = 0, height_ = 0, width_ = 0, outputs_ = 0, out_h_ = 0, out_w_ = 0;
   std::int64_t padded_h_ = 0, depth_ = 0, virtual_pixels_ = 0, padded_rows_ = 0;
@@ -6424,6 +6653,7 @@ class DirectConv2dKernel final : public Kernel {
   std::int64_t nr_ = 0, tile_cols_ = 0, image_floats_ = 0;
   std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its output tile goes
   bool relu_in_store_ = false;   // the epilogue is one relu, applied as tiles are stored
+  bool few_taps_ = false;        // depth_ <= kMaxTaps: simd::conv_taps, no micro tiles
 };
 
 }  // namespace rml::exec
@@ -7137,7 +7367,9 @@ class SliceViewKernel final : public Kernel {
 inline std::optional<std::int64_t> contiguous_slice_start(const Shape& x, const std::vector<Slice::Range>& ranges) {
   const Shape strides = contiguous_strides(x);
   std::size_t k = x.size();
-  auto whole = [&](std::size_t d) { return ranges[d].start == 0 && ranges[d].count == x[d] && (ranges[d].step == 1 || x[d] <= 1); };
+  auto whole = [&](std::size_t d) {
+    return ranges[d].start == 0 && ranges[d].count == x[d] && (ranges[d].step == 1 || x[d] <= 1);
+  };
   while (k > 0 && whole(k - 1)) --k;
   std::int64_t start = 0;
   for (std::size_t d = 0; d < x.size(); ++d) {
@@ -8247,7 +8479,6 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
     while (memory.storage[v] == Storage::alias) v = memory.alias_of[v];
     return v;
   };
-  auto offset_in_root = [&](ValueId v) { return bytes_into_root(memory, v); };
 
   // Lifetimes in kernel steps, of each value's root.
   constexpr std::size_t never = ~std::size_t{0};
@@ -8279,8 +8510,9 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
       if (memory.storage[r] != Storage::arena || r == out || last[r] != step || leaf.shape != graph.type(out).shape)
         continue;
       // Not while another leaf reads this memory through a view at an offset.
-      const bool views_of_r = std::any_of(leaves.begin(), leaves.end(),
-                                          [&](const auto& l) { return root(l.value) == r && offset_in_root(l.value) != 0; });
+      const bool views_of_r = std::any_of(leaves.begin(), leaves.end(), [&](const auto& l) {
+        return root(l.value) == r && bytes_into_root(memory, l.value) != 0;
+      });
       if (views_of_r) continue;
       memory.storage[out] = Storage::alias;
       memory.alias_of[out] = r;

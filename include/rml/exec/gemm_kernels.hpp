@@ -17,10 +17,6 @@
 
 namespace rml::exec::gemm_detail {
 
-// Loops over registers must be unrolled whole, or GCC at -O2 keeps the
-// accumulator arrays in memory (measured 2x slower).
-#define RML_UNROLL _Pragma("GCC unroll 16")
-
 /// Rows of A per micro-tile: 6 with 16 vector registers (AVX2, portable), 8
 /// with 32 (AVX-512), which also divides the usual channel counts; 12 for the
 /// narrow set (B at most 8 wide: one register per row).

@@ -93,7 +93,6 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
     while (memory.storage[v] == Storage::alias) v = memory.alias_of[v];
     return v;
   };
-  auto offset_in_root = [&](ValueId v) { return bytes_into_root(memory, v); };
 
   // Lifetimes in kernel steps, of each value's root.
   constexpr std::size_t never = ~std::size_t{0};
@@ -125,8 +124,9 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
       if (memory.storage[r] != Storage::arena || r == out || last[r] != step || leaf.shape != graph.type(out).shape)
         continue;
       // Not while another leaf reads this memory through a view at an offset.
-      const bool views_of_r = std::any_of(leaves.begin(), leaves.end(),
-                                          [&](const auto& l) { return root(l.value) == r && offset_in_root(l.value) != 0; });
+      const bool views_of_r = std::any_of(leaves.begin(), leaves.end(), [&](const auto& l) {
+        return root(l.value) == r && bytes_into_root(memory, l.value) != 0;
+      });
       if (views_of_r) continue;
       memory.storage[out] = Storage::alias;
       memory.alias_of[out] = r;

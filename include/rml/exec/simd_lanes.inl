@@ -202,3 +202,62 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
     }
   }
 }
+
+// ---- a convolution with few taps, from its padded image (simd_math.hpp: conv_taps) ----
+
+/// kConvTapChannels output channels over `Chunks` vectors of pixels (the last
+/// `lanes` wide): Chunks * kConvTapChannels fma chains interleaved, as many as
+/// hide the fma latency, each tap's vectors loaded once for them all.
+template <bool Bias, bool Relu, int Chunks>
+inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
+                           const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
+                           std::int64_t lanes) {
+  V::T acc[Chunks][kConvTapChannels];
+  RML_UNROLL
+  for (int c = 0; c < Chunks; ++c)
+    RML_UNROLL
+    for (int u = 0; u < kConvTapChannels; ++u) acc[c][u] = V::set1(0.0f);
+  for (std::int64_t t = 0; t < taps; ++t, w += kConvTapChannels) {
+    V::T x[Chunks];
+    RML_UNROLL
+    for (int c = 0; c < Chunks; ++c)
+      x[c] = c + 1 < Chunks ? V::load(image + offsets[t] + c * V::kLanes)
+                            : V::load_first(image + offsets[t] + c * V::kLanes, lanes);
+    RML_UNROLL
+    for (int u = 0; u < kConvTapChannels; ++u) {
+      const V::T wu = V::set1(w[u]);
+      RML_UNROLL
+      for (int c = 0; c < Chunks; ++c) acc[c][u] = V::fma(wu, x[c], acc[c][u]);
+    }
+  }
+  RML_UNROLL
+  for (int u = 0; u < kConvTapChannels; ++u) {
+    if (u >= channels) break;
+    const V::T b = V::set1(Bias ? bias[u] : 0.0f);
+    RML_UNROLL
+    for (int c = 0; c < Chunks; ++c)
+      V::store_first(out + u * out_stride + c * V::kLanes, conv_output_v<Bias, Relu>(acc[c][u], b),
+                     c + 1 < Chunks ? V::kLanes : lanes);
+  }
+}
+
+/// Two vectors of pixels per pass with 32 registers, one with 16.
+template <bool Bias, bool Relu>
+inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
+                      const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+  constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
+  for (std::int64_t l = 0; l < n; l += kChunks * V::kLanes) {
+    const bool whole = n - l > (kChunks - 1) * V::kLanes;  // the pass's last vector has lanes
+    for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
+      const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], zeros past `outputs`
+      const std::int64_t channels = outputs - o0;
+      float* o = out + o0 * out_stride + l;
+      if (whole)
+        conv_taps_pass<Bias, Relu, kChunks>(image + l, offsets, taps, w, bias + (Bias ? o0 : 0), channels, o,
+                                            out_stride, n - l - (kChunks - 1) * V::kLanes);
+      else
+        conv_taps_pass<Bias, Relu, 1>(image + l, offsets, taps, w, bias + (Bias ? o0 : 0), channels, o, out_stride,
+                                      n - l);
+    }
+  }
+}

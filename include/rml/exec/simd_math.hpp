@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "rml/exec/isa.hpp"
 
@@ -192,6 +193,22 @@ struct ConvSegment {
 /// Relu as ops/elementwise.hpp's Relu::apply: NaN stays NaN, -0 becomes +0.
 inline float relu(float x) { return x > 0 ? x : (x != x ? x : 0.0f); }
 
+/// conv_taps' output channels per pass, and how its weights are laid out:
+/// per block of this many channels, per tap, the block's weights (zeros past
+/// the last channel).
+inline constexpr int kConvTapChannels = 8;
+
+/// weights [outputs][taps] (row-major) in conv_taps' layout.
+inline std::vector<float> pack_conv_taps(const float* weights, std::int64_t outputs, std::int64_t taps) {
+  const std::int64_t blocks = (outputs + kConvTapChannels - 1) / kConvTapChannels;
+  std::vector<float> packed(static_cast<std::size_t>(blocks * taps * kConvTapChannels), 0.0f);
+  for (std::int64_t o = 0; o < outputs; ++o)
+    for (std::int64_t t = 0; t < taps; ++t)
+      packed[static_cast<std::size_t>(((o / kConvTapChannels) * taps + t) * kConvTapChannels + o % kConvTapChannels)] =
+          weights[o * taps + t];
+  return packed;
+}
+
 // ---- blocks: y[0:n] = f(x[0:n]) on the process's instruction set ----
 
 enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh };
@@ -233,6 +250,19 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
         if constexpr (Relu) x = simd::relu(x);
         out[i * out_stride + segments[s].pixel + l] = x;
       }
+}
+template <bool Bias, bool Relu>
+inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
+                      const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+  for (std::int64_t o = 0; o < outputs; ++o)
+    for (std::int64_t p = 0; p < n; ++p) {
+      const float* w = weights + (o / kConvTapChannels * taps) * kConvTapChannels + o % kConvTapChannels;
+      float acc = 0.0f;
+      for (std::int64_t t = 0; t < taps; ++t) acc = std::fma(w[t * kConvTapChannels], image[offsets[t] + p], acc);
+      if constexpr (Bias) acc = acc + bias[o];
+      if constexpr (Relu) acc = simd::relu(acc);
+      out[o * out_stride + p] = acc;
+    }
 }
 }  // namespace portable
 
@@ -475,6 +505,18 @@ inline void sum_columns(Isa isa, const float* x, std::int64_t stride, std::int64
     for (std::int64_t l = 0; l < lanes; ++l) sums[l] += double(x[k * stride + l]);
 }
 
+/// f(bool_constant<bias != null>, bool_constant<relu>): a convolution's output
+/// step compiled for each of the four combinations.
+template <class F>
+inline void with_bias_relu(const float* bias, bool relu, F f) {
+  using On = std::true_type;
+  using Off = std::false_type;
+  if (bias && relu) return f(On{}, On{});
+  if (bias) return f(On{}, Off{});
+  if (relu) return f(Off{}, On{});
+  f(Off{}, Off{});
+}
+
 /// A direct convolution's mr x nr micro tile (rows `tile_stride` apart) to
 /// its output: for each of the `rows` rows and each segment, the lanes plus
 /// the row's bias (when `bias` is not null), then relu when asked, to the
@@ -484,7 +526,7 @@ inline void sum_columns(Isa isa, const float* x, std::int64_t stride, std::int64
 inline void store_conv_tile(Isa isa, const float* tile, std::int64_t tile_stride, std::int64_t rows,
                             const ConvSegment* segments, int count, const float* bias, bool relu, float* out,
                             std::int64_t out_stride) {
-  const auto run = [&](auto bias_on, auto relu_on) {
+  with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
     constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
 #if RML_X86_DISPATCH
     if (isa == Isa::avx512)
@@ -493,13 +535,27 @@ inline void store_conv_tile(Isa isa, const float* tile, std::int64_t tile_stride
       return avx2::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
 #endif
     portable::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
-  };
-  using On = std::true_type;
-  using Off = std::false_type;
-  if (bias && relu) return run(On{}, On{});
-  if (bias) return run(On{}, Off{});
-  if (relu) return run(Off{}, On{});
-  run(Off{}, Off{});
+  });
+}
+
+/// A convolution over `n` consecutive pixels of its zero-padded image, for
+/// every output channel: out[o * out_stride + p] = sum over t of w[o][t] *
+/// image[offsets[t] + p] (one fma chain from zero, in tap order; `weights`
+/// from pack_conv_taps), then + bias[o] (when not null), then relu when
+/// asked: the bits of the direct kernel's micro tile stored by store_conv_tile.
+inline void conv_taps(Isa isa, const float* image, const std::int64_t* offsets, std::int64_t taps,
+                      const float* weights, const float* bias, bool relu, std::int64_t outputs, float* out,
+                      std::int64_t out_stride, std::int64_t n) {
+  with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
+    constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
+#if RML_X86_DISPATCH
+    if (isa == Isa::avx512)
+      return avx512::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
+    if (isa == Isa::avx2)
+      return avx2::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
+#endif
+    portable::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
+  });
 }
 
 template <Function F>

@@ -19,6 +19,11 @@
 // vectors (simd::store_conv_tile); any other epilogue group runs over the
 // task's output pixels after its tiles are stored.
 //
+// With few taps (C/g*kh*kw <= kMaxTaps: a first layer over one channel, a
+// 1x1 conv over a few) a micro tile would do a handful of fma steps and then spend
+// as long storing it; there each run of output pixels loads its tap vectors
+// once and computes every output channel from them (simd::conv_taps), no tile.
+//
 // Each output element is the same fma chain over (c, i, j) in order, then
 // + bias, as the im2col path computes: the two give the same bits.
 #pragma once
@@ -44,6 +49,9 @@ class DirectConv2dKernel final : public Kernel {
 
   /// Floats of an image's kw shifted copies at most (256 KiB): more would leave L2.
   static constexpr std::int64_t kShiftedCopiesFloats = 64 * 1024;
+  /// The most taps (C/g * kh * kw) taken by simd::conv_taps rather than micro
+  /// tiles: a tile over few k steps spends as long storing as multiplying.
+  static constexpr std::int64_t kMaxTaps = 16;
   /// Multiply-adds one more copied float must save: a vector fma does 16 or
   /// 32 a cycle, copying short rows takes about a cycle a float (measured:
   /// the bench cnn's 32-output conv over 14 columns was slower with copies).
@@ -75,9 +83,9 @@ class DirectConv2dKernel final : public Kernel {
     padded_h_ = height_ + op.pads[0] + op.pads[2];
     const std::int64_t kh = w_shape[2], kw = w_shape[3], dw = op.dilations[1];
     const std::int64_t padded_w = width_ + op.pads[1] + op.pads[3];
+    depth_ = channels_ * kh * kw;
     copies_ = shifted_copies_pay(kw, kh, padded_w) ? kw : 1;
     row_w_ = copies_ > 1 ? out_w_ : padded_w;
-    depth_ = channels_ * kh * kw;
     virtual_pixels_ = out_h_ * row_w_;
     const std::int64_t mr = gemm_detail::kernels().mr;
     nr_ = gemm_detail::kernels().nr;
@@ -91,6 +99,19 @@ class DirectConv2dKernel final : public Kernel {
           const std::int64_t copy = copies_ > 1 ? j : 0, column = copies_ > 1 ? 0 : j * dw;
           offsets_.push_back(((copy * channels_ + c) * padded_h_ + i * op.dilations[0]) * row_w_ + column);
         }
+    relu_in_store_ = epilogue_ && epilogue_->activation() == Relu::name;
+    tile_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
+    few_taps_ = depth_ <= kMaxTaps;
+    if (few_taps_) {  // no tile
+      for (std::int64_t g = 0; g < op.groups; ++g) {
+        const std::vector<float> packed =
+            simd::pack_conv_taps(w.values<float>().data() + g * outputs_ * depth_, outputs_, depth_);
+        tap_weights_.insert(tap_weights_.end(), packed.begin(), packed.end());
+      }
+      tile_cols_ = std::clamp<std::int64_t>(tile_floats / std::max<std::int64_t>(outputs_, 1) / nr_, 1, 1024 / nr_) * nr_;
+      thread_scratch_bytes = tile_offset_;
+      return;
+    }
     // Weights: per group, per k-block, mr-row micro-panels (rows past O/g zero).
     padded_rows_ = (outputs_ + mr - 1) / mr * mr;
     packed_weights_.resize(static_cast<std::size_t>(op.groups * padded_rows_ * depth_));
@@ -102,8 +123,6 @@ class DirectConv2dKernel final : public Kernel {
         dst += padded_rows_ * kc;
       }
     tile_cols_ = std::clamp<std::int64_t>(tile_floats / std::max(padded_rows_, mr) / nr_, 1, 1024 / nr_) * nr_;
-    relu_in_store_ = epilogue_ && epilogue_->activation() == Relu::name;
-    tile_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
     thread_scratch_bytes = tile_offset_ + align_up(static_cast<std::size_t>(padded_rows_ * tile_cols_) * sizeof(float));
   }
 
@@ -133,7 +152,11 @@ class DirectConv2dKernel final : public Kernel {
         const std::int64_t v1 = std::min(v0 + width, virtual_pixels_), g = image % groups;
         // Output rows of y viewed as [N*O, H'*W']: image (n*groups + g) has rows image * O/g on.
         float* out = ctx.value<float>(target()) + image * outputs_ * out_h_ * out_w_;
-        multiply(images + image * image_floats_, g, v0, v1, tile, bias ? bias + g * outputs_ : nullptr, out);
+        const float* group_bias = bias ? bias + g * outputs_ : nullptr;
+        if (few_taps_)
+          multiply_taps(images + image * image_floats_, g, v0, v1, group_bias, out);
+        else
+          multiply(images + image * image_floats_, g, v0, v1, tile, group_bias, out);
         if (epilogue_ && !relu_in_store_) {
           const auto [p0, p1] = output_pixels(v0, v1);
           if (p0 < p1) epilogue_->eval(ctx, image * outputs_, (image + 1) * outputs_, p0, p1, thread);
@@ -143,6 +166,13 @@ class DirectConv2dKernel final : public Kernel {
   }
 
   std::string describe() const override {
+    if (few_taps_)
+      return detail::concat("conv2d direct, few taps (", outputs_, " outputs from ", depth_, " taps over ",
+                            virtual_pixels_, " pixels of ",
+                            copies_ > 1 ? detail::concat(copies_, " column-shifted copies of ") : "",
+                            "the padded image", op_.groups > 1 ? ", per group" : "", ")",
+                            bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
+                            epilogue_ && !relu_in_store_ ? ", epilogue: " + epilogue_->describe() : "");
     std::string text = detail::concat("conv2d direct (", outputs_, "x", depth_, " @ ", depth_, "x", virtual_pixels_,
                                       " read in place from ",
                                       copies_ > 1 ? detail::concat(copies_, " column-shifted copies of ") : "",
@@ -159,6 +189,7 @@ class DirectConv2dKernel final : public Kernel {
   bool shifted_copies_pay(std::int64_t kw, std::int64_t kh, std::int64_t padded_w) const {
     const std::int64_t plane = saturating_mul(padded_h_, out_w_);
     if (kw < 2 || saturating_mul(saturating_mul(kw, channels_), plane) > kShiftedCopiesFloats) return false;
+    if (depth_ <= kMaxTaps) return true;  // few channels to copy, and whole rows of vectors
     // Both sides saturate: a graph may declare shapes whose products overflow.
     const std::int64_t saved = saturating_mul(saturating_mul((padded_w - out_w_) * out_h_, outputs_),
                                               saturating_mul(channels_ * kh, kw));
@@ -184,17 +215,28 @@ class DirectConv2dKernel final : public Kernel {
     }
   }
 
-  /// The output pixels of virtual pixels [v0, v1): up to W' of each output
-  /// row's row_w_, at oh * W' + ow. Returns how many segments it wrote.
-  int segments_of(std::int64_t v0, std::int64_t v1, simd::ConvSegment* segments) const {
-    int count = 0;
+  /// f(v, n, p) for each run of virtual pixels [v, v + n) in [v0, v1) that
+  /// are output pixels [p, p + n): up to W' of each output row's row_w_, at
+  /// oh * W' + ow; one run for the whole range when rows have no waste.
+  template <class F>
+  void for_each_output_run(std::int64_t v0, std::int64_t v1, F f) const {
+    if (row_w_ == out_w_) return v0 < v1 ? f(v0, v1 - v0, v0) : void();
     for (std::int64_t v = v0; v < v1;) {
       const std::int64_t oh = v / row_w_, ow = v % row_w_;
       const std::int64_t row_end = std::min(v1, (oh + 1) * row_w_);
       const std::int64_t n = std::min(row_end - v, std::max<std::int64_t>(out_w_ - ow, 0));
-      if (n > 0) segments[count++] = {v - v0, n, oh * out_w_ + ow};
+      if (n > 0) f(v, n, oh * out_w_ + ow);
       v = row_end;
     }
+  }
+
+  /// The output pixels of virtual pixels [v0, v1) as segments of a tile
+  /// starting at v0. Returns how many it wrote.
+  int segments_of(std::int64_t v0, std::int64_t v1, simd::ConvSegment* segments) const {
+    int count = 0;
+    for_each_output_run(v0, v1, [&](std::int64_t v, std::int64_t n, std::int64_t p) {
+      segments[count++] = {v - v0, n, p};
+    });
     return count;
   }
 
@@ -239,12 +281,25 @@ class DirectConv2dKernel final : public Kernel {
     }
   }
 
+  /// multiply() with few taps: every output channel of each run of output
+  /// pixels from its taps' vectors, straight to `out` (simd::conv_taps).
+  void multiply_taps(const float* image, std::int64_t g, std::int64_t v0, std::int64_t v1, const float* bias,
+                     float* out) const {
+    const float* weights = tap_weights_.data() + g * (tap_weights_.size() / op_.groups);
+    const Isa isa = active_isa();
+    for_each_output_run(v0, v1, [&](std::int64_t v, std::int64_t n, std::int64_t p) {
+      simd::conv_taps(isa, image + v, offsets_.data(), depth_, weights, bias, relu_in_store_, outputs_, out + p,
+                      out_h_ * out_w_, n);
+    });
+  }
+
   Conv2d op_;
   ValueId x_;
   std::optional<ValueId> bias_;
   ValueId product_;
   std::optional<ElementwiseGroup> epilogue_;
   std::vector<float> packed_weights_;    // per group, per k-block, mr-row panels
+  std::vector<float> tap_weights_;       // with few taps instead: per group, simd::pack_conv_taps' layout
   std::vector<std::int64_t> offsets_;    // per tap (c, i, j): where its row starts in the image (or copies)
   std::int64_t batch_ = 0, channels_ = 0, height_ = 0, width_ = 0, outputs_ = 0, out_h_ = 0, out_w_ = 0;
   std::int64_t padded_h_ = 0, depth_ = 0, virtual_pixels_ = 0, padded_rows_ = 0;
@@ -252,6 +307,7 @@ class DirectConv2dKernel final : public Kernel {
   std::int64_t nr_ = 0, tile_cols_ = 0, image_floats_ = 0;
   std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its output tile goes
   bool relu_in_store_ = false;   // the epilogue is one relu, applied as tiles are stored
+  bool few_taps_ = false;        // depth_ <= kMaxTaps: simd::conv_taps, no micro tiles
 };
 
 }  // namespace rml::exec

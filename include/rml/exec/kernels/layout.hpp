@@ -238,7 +238,9 @@ class SliceViewKernel final : public Kernel {
 inline std::optional<std::int64_t> contiguous_slice_start(const Shape& x, const std::vector<Slice::Range>& ranges) {
   const Shape strides = contiguous_strides(x);
   std::size_t k = x.size();
-  auto whole = [&](std::size_t d) { return ranges[d].start == 0 && ranges[d].count == x[d] && (ranges[d].step == 1 || x[d] <= 1); };
+  auto whole = [&](std::size_t d) {
+    return ranges[d].start == 0 && ranges[d].count == x[d] && (ranges[d].step == 1 || x[d] <= 1);
+  };
   while (k > 0 && whole(k - 1)) --k;
   std::int64_t start = 0;
   for (std::size_t d = 0; d < x.size(); ++d) {
