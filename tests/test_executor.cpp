@@ -1460,6 +1460,58 @@ TEST_CASE("a slice that is one contiguous run of its input is a view, not a copy
     }
 }
 
+TEST_CASE("a batch-1 concat's inputs are computed in place in its output; other concats copy") {
+  Rng rng(32);
+  const Tensor x1 = uniform(rng, {1, 4, 8, 8}, -1, 1), x2 = uniform(rng, {2, 4, 8, 8}, -1, 1);
+  const std::int64_t concat_bytes = 8 * 8 * 8 * 4;  // the concat of two [1, 4, 8, 8] values
+  {  // two computed inputs: the arena holds the concat alone
+    Builder b;
+    const auto x = b.input("x", x1);
+    b.output("y", b.op(Neg{}, {b.op(Concat{.axis = 1}, {b.op(Tanh{}, {x}), b.op(Exp{}, {x})})}));
+    check_builder(b, "two computed inputs");
+    for (bool fuse : {false, true}) CHECK(Executor(Model(b.graph()), {1, fuse}).arena_bytes() == concat_bytes);
+  }
+  {  // the same at batch 2: each input is two runs of the output, so copied
+    Builder b;
+    const auto x = b.input("x", x2);
+    b.output("y", b.op(Neg{}, {b.op(Concat{.axis = 1}, {b.op(Tanh{}, {x}), b.op(Exp{}, {x})})}));
+    check_builder(b, "batch 2");
+    CHECK(Executor(Model(b.graph()), {1, true}).arena_bytes() > 2 * concat_bytes);
+  }
+  {  // a u-net's skip and upsampled inputs (through a reshape), the skip read again after the concat
+    Builder b;
+    const auto x = b.input("x", x1);
+    const auto skip = b.op(Relu{}, {b.op(Tanh{}, {x})});
+    const auto low = b.op(Sigmoid{}, {b.input("low", uniform(rng, {1, 4, 4, 4}, -1, 1))});
+    const auto wide = b.op(BroadcastTo{.shape = {1, 4, 4, 2, 4, 2}}, {b.op(Reshape{.shape = {1, 4, 4, 1, 4, 1}}, {low})});
+    const auto up = b.op(Reshape{.shape = {1, 4, 8, 8}}, {wide});
+    const auto joined = b.op(Concat{.axis = 1}, {skip, up});
+    b.output("y", b.op(Add{}, {b.op(Slice{.axes = {1}, .starts = {2}, .ends = {6}, .steps = {}}, {joined}), skip}));
+    b.output("low_again", b.op(Neg{}, {low}));
+    check_builder(b, "skip and upsampled inputs");
+  }
+  {  // an input twice, a graph input and a constant: copied; the computed one in place
+    Builder b;
+    const auto x = b.input("x", x1);
+    const auto t = b.op(Tanh{}, {x});
+    b.output("y", b.op(Exp{}, {b.op(Concat{.axis = 1}, {t, x, t, b.constant(uniform(rng, {1, 2, 8, 8}, -1, 1))})}));
+    check_builder(b, "an input twice, a graph input and a constant");
+  }
+  {  // a recurrence whose states are read by the next step and by the concat (as the ssm's)
+    Builder b;
+    const auto u = b.input("u", uniform(rng, {1, 5, 32}, -1, 1));
+    const auto decay = b.constant(uniform(rng, {32}, 0.5f, 0.9f));
+    ValueId h = b.op(Tanh{}, {b.op(Slice{.axes = {1}, .starts = {0}, .ends = {1}, .steps = {}}, {u})});
+    std::vector<ValueId> states{h};
+    for (std::int64_t t = 1; t < 5; ++t) {
+      h = b.op(Add{}, {b.op(Mul{}, {h, decay}), b.op(Slice{.axes = {1}, .starts = {t}, .ends = {t + 1}, .steps = {}}, {u})});
+      states.push_back(h);
+    }
+    b.output("y", b.op(Neg{}, {b.op(Concat{.axis = 1}, states)}));
+    check_builder(b, "recurrent states");
+  }
+}
+
 TEST_CASE("large transposes and transposing copies run in tiles and match the reference") {
   Rng rng(28);
   const std::vector<std::pair<Shape, Ints>> cases{{{130, 70}, {1, 0}},         {{2, 65, 67}, {0, 2, 1}},

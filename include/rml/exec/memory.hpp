@@ -1,6 +1,7 @@
 // Where each value lives at run time: graph inputs and outputs in the caller's
 // buffers (and a value reshaped into an output, in that output's buffer),
-// constants in the model, reshapes and epilogue products as aliases, every
+// constants in the model, reshapes and epilogue products as aliases (and a
+// batch-1 concat's inputs as views into its output), every
 // other intermediate in one arena laid out from lifetimes (greedy best-fit,
 // exec/arena.hpp), with elementwise groups written in place where nothing
 // reads their input afterwards; plus the scratch the kernels need.
@@ -71,6 +72,42 @@ inline void compute_in_output_buffers(const std::vector<std::unique_ptr<Kernel>>
   }
 }
 
+/// A concat whose inputs each fill one contiguous run of its output (every
+/// axis before the concat axis has extent 1, as at batch 1) gets each input
+/// that has arena memory of its own computed in place there: the concat then
+/// copies nothing for it (CopyKernel skips a copy onto itself). Through a
+/// reshape (the same bytes) its input is placed instead. Safe with more
+/// readers: the concat's output lives from its first input's write to its
+/// last read, and nothing writes in place over memory that lives on.
+inline void concat_inputs_in_place(const Graph& graph, const GraphUses& uses,
+                                   const std::vector<std::unique_ptr<Kernel>>& kernels, MemoryLayout& memory) {
+  for (const auto& kernel : kernels) {
+    if (kernel->nodes.size() != 1 || !holds<Concat>(graph.nodes[kernel->nodes[0]].op)) continue;
+    const Node& node = graph.nodes[kernel->nodes[0]];
+    const ValueId out = node.outputs[0];
+    const Shape& y = graph.type(out).shape;
+    if (memory.storage[out] != Storage::arena || element_count(y) == 0) continue;
+    const std::size_t axis = normalize_axis(std::get<Concat>(node.op).axis, y.size(), "concat");
+    if (std::any_of(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(axis), [](std::int64_t d) { return d != 1; }))
+      continue;
+    const std::int64_t inner = element_count(Shape(y.begin() + static_cast<std::ptrdiff_t>(axis) + 1, y.end()));
+    std::int64_t at = 0;
+    for (ValueId v : node.inputs) {
+      const std::int64_t bytes_at = 4 * at * inner;
+      at += graph.type(v).shape[axis];
+      if (std::count(node.inputs.begin(), node.inputs.end(), v) > 1) continue;  // one place each
+      ValueId target = v;
+      for (std::int64_t p; memory.storage[target] == Storage::alias && (p = uses.producer[target]) >= 0 &&
+                           holds<Reshape>(graph.nodes[p].op) && memory.alias_of[target] == graph.nodes[p].inputs[0];)
+        target = memory.alias_of[target];
+      if (memory.storage[target] != Storage::arena) continue;
+      memory.storage[target] = Storage::alias;
+      memory.alias_of[target] = out;
+      memory.alias_offset[target] = bytes_at;
+    }
+  }
+}
+
 }  // namespace memory_detail
 
 /// How far into its root's memory a value starts, in bytes (nonzero for views).
@@ -89,6 +126,7 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
   memory.alias_offset.assign(values, 0);
   memory_detail::mark_aliases(graph, fusion, kernels, memory);
   memory_detail::compute_in_output_buffers(kernels, memory);
+  memory_detail::concat_inputs_in_place(graph, uses, kernels, memory);
   auto root = [&](ValueId v) {
     while (memory.storage[v] == Storage::alias) v = memory.alias_of[v];
     return v;
