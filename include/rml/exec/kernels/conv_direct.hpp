@@ -19,8 +19,8 @@
 // vectors (simd::store_conv_tile); any other epilogue group runs over the
 // task's output pixels after its tiles are stored.
 //
-// With few taps (C/g*kh*kw <= kMaxTaps: a 3x3 conv over up to 8 channels, a
-// 1x1 over up to 72) a micro tile does few fma steps for its stores; there each
+// With few taps (C/g*kh*kw <= kMaxTaps: a 3x3 conv over up to 16 channels, a
+// 1x1 over up to 144) a micro tile does few fma steps for its stores; there each
 // run of output pixels loads its tap vectors once and computes every output
 // channel from them (simd::conv_taps), no tile, from column-shifted copies
 // (copying so few channels costs little, and runs then span whole rows).
@@ -51,9 +51,12 @@ class DirectConv2dKernel final : public Kernel {
   /// Floats of an image's kw shifted copies at most (256 KiB): more would leave L2.
   static constexpr std::int64_t kShiftedCopiesFloats = 64 * 1024;
   /// The most taps (C/g * kh * kw) taken by simd::conv_taps rather than micro
-  /// tiles (measured, bench-sized 3x3 convs to 32 channels: 27 taps 1.6x
-  /// faster, 72 taps 1.17x, 144 taps 0.93x).
-  static constexpr std::int64_t kMaxTaps = 72;
+  /// tiles. Measured, one thread, against micro tiles: 27 taps 1.6x faster,
+  /// 72 taps 1.17x; at 144 (3x3 over 16 channels) 1.07-1.16x for 32 to 128
+  /// outputs over 14x14 to 28x28 (the bench clip's conv at batch 16: 1.16x),
+  /// but 0.95x for the bench cnn's 32 outputs over 14x14; at 288 and 864
+  /// taps within 5 % either way.
+  static constexpr std::int64_t kMaxTaps = 144;
   /// Multiply-adds one more copied float must save: a vector fma does 16 or
   /// 32 a cycle, copying short rows takes about a cycle a float (measured:
   /// the bench cnn's 32-output conv over 14 columns was slower with copies).
