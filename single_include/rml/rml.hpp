@@ -16313,15 +16313,16 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
                       const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
-  for (std::int64_t o = 0; o < outputs; ++o)
+  for (std::int64_t o = 0; o < outputs; ++o) {
+    const float* w = weights + (o / kConvTapChannels * taps) * kConvTapChannels + o % kConvTapChannels;
     for (std::int64_t p = 0; p < n; ++p) {
-      const float* w = weights + (o / kConvTapChannels * taps) * kConvTapChannels + o % kConvTapChannels;
       float acc = 0.0f;
       for (std::int64_t t = 0; t < taps; ++t) acc = std::fma(w[t * kConvTapChannels], image[offsets[t] + p], acc);
       if constexpr (Bias) acc = acc + bias[o];
       if constexpr (Relu) acc = simd::relu(acc);
       out[o * out_stride + p] = acc;
     }
+  }
 }
 }  // namespace portable
 
@@ -16647,13 +16648,13 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
     for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
       const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], zeros past `outputs`
       const std::int64_t channels = outputs - o0;
-      float* o = out + o0 * out_stride + l;
+      const float* b = Bias ? bias + o0 : nullptr;
+      float* dst = out + o0 * out_stride + l;
       if (whole)
-        conv_taps_pass<Bias, Relu, kChunks>(image + l, offsets, taps, w, bias + (Bias ? o0 : 0), channels, o,
-                                            out_stride, n - l - (kChunks - 1) * V::kLanes);
+        conv_taps_pass<Bias, Relu, kChunks>(image + l, offsets, taps, w, b, channels, dst, out_stride,
+                                            n - l - (kChunks - 1) * V::kLanes);
       else
-        conv_taps_pass<Bias, Relu, 1>(image + l, offsets, taps, w, bias + (Bias ? o0 : 0), channels, o, out_stride,
-                                      n - l);
+        conv_taps_pass<Bias, Relu, 1>(image + l, offsets, taps, w, b, channels, dst, out_stride, n - l);
     }
   }
 }
@@ -16980,13 +16981,13 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
     for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
       const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], zeros past `outputs`
       const std::int64_t channels = outputs - o0;
-      float* o = out + o0 * out_stride + l;
+      const float* b = Bias ? bias + o0 : nullptr;
+      float* dst = out + o0 * out_stride + l;
       if (whole)
-        conv_taps_pass<Bias, Relu, kChunks>(image + l, offsets, taps, w, bias + (Bias ? o0 : 0), channels, o,
-                                            out_stride, n - l - (kChunks - 1) * V::kLanes);
+        conv_taps_pass<Bias, Relu, kChunks>(image + l, offsets, taps, w, b, channels, dst, out_stride,
+                                            n - l - (kChunks - 1) * V::kLanes);
       else
-        conv_taps_pass<Bias, Relu, 1>(image + l, offsets, taps, w, bias + (Bias ? o0 : 0), channels, o, out_stride,
-                                      n - l);
+        conv_taps_pass<Bias, Relu, 1>(image + l, offsets, taps, w, b, channels, dst, out_stride, n - l);
     }
   }
 }
@@ -17754,8 +17755,8 @@ class DirectConv2dKernel final : public Kernel {
 
   std::string describe() const override {
     if (few_taps_)
-      return detail::concat("conv2d direct, few taps (", outputs_, " outputs from ", depth_, " taps over ",
-                            virtual_pixels_, " pixels of ",
+      return detail::concat("conv2d direct, few taps (", outputs_, outputs_ == 1 ? " output" : " outputs", " from ",
+                            depth_, " taps over ", virtual_pixels_, " pixels of ",
                             copies_ > 1 ? detail::concat(copies_, " column-shifted copies of ") : "",
                             "the padded image", op_.groups > 1 ? ", per group" : "", ")",
                             bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",

@@ -251,13 +251,13 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
     for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
       const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], zeros past `outputs`
       const std::int64_t channels = outputs - o0;
-      float* o = out + o0 * out_stride + l;
+      const float* b = Bias ? bias + o0 : nullptr;
+      float* dst = out + o0 * out_stride + l;
       if (whole)
-        conv_taps_pass<Bias, Relu, kChunks>(image + l, offsets, taps, w, bias + (Bias ? o0 : 0), channels, o,
-                                            out_stride, n - l - (kChunks - 1) * V::kLanes);
+        conv_taps_pass<Bias, Relu, kChunks>(image + l, offsets, taps, w, b, channels, dst, out_stride,
+                                            n - l - (kChunks - 1) * V::kLanes);
       else
-        conv_taps_pass<Bias, Relu, 1>(image + l, offsets, taps, w, bias + (Bias ? o0 : 0), channels, o, out_stride,
-                                      n - l);
+        conv_taps_pass<Bias, Relu, 1>(image + l, offsets, taps, w, b, channels, dst, out_stride, n - l);
     }
   }
 }

@@ -254,15 +254,16 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
                       const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
-  for (std::int64_t o = 0; o < outputs; ++o)
+  for (std::int64_t o = 0; o < outputs; ++o) {
+    const float* w = weights + (o / kConvTapChannels * taps) * kConvTapChannels + o % kConvTapChannels;
     for (std::int64_t p = 0; p < n; ++p) {
-      const float* w = weights + (o / kConvTapChannels * taps) * kConvTapChannels + o % kConvTapChannels;
       float acc = 0.0f;
       for (std::int64_t t = 0; t < taps; ++t) acc = std::fma(w[t * kConvTapChannels], image[offsets[t] + p], acc);
       if constexpr (Bias) acc = acc + bias[o];
       if constexpr (Relu) acc = simd::relu(acc);
       out[o * out_stride + p] = acc;
     }
+  }
 }
 }  // namespace portable
 

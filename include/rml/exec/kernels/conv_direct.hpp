@@ -181,8 +181,8 @@ class DirectConv2dKernel final : public Kernel {
 
   std::string describe() const override {
     if (few_taps_)
-      return detail::concat("conv2d direct, few taps (", outputs_, " outputs from ", depth_, " taps over ",
-                            virtual_pixels_, " pixels of ",
+      return detail::concat("conv2d direct, few taps (", outputs_, outputs_ == 1 ? " output" : " outputs", " from ",
+                            depth_, " taps over ", virtual_pixels_, " pixels of ",
                             copies_ > 1 ? detail::concat(copies_, " column-shifted copies of ") : "",
                             "the padded image", op_.groups > 1 ? ", per group" : "", ")",
                             bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
