@@ -17631,6 +17631,8 @@ class DirectConv2dKernel final : public Kernel {
   /// but 0.95x for the bench cnn's 32 outputs over 14x14; at 288 and 864
   /// taps within 5 % either way.
   static constexpr std::int64_t kMaxTaps = 144;
+  /// Multiply-adds below which a conv's images are not split between workers.
+  static constexpr std::int64_t kMinSplitMacs = std::int64_t{2} << 20;
   /// Multiply-adds one more copied float must save: a vector fma does 16 or
   /// 32 a cycle, copying short rows takes about a cycle a float (measured:
   /// the bench cnn's 32-output conv over 14 columns was slower with copies).
@@ -17727,7 +17729,9 @@ class DirectConv2dKernel final : public Kernel {
     // without one (more, smaller tiles re-read more rows of the image: the
     // bench unet's 96->32 conv took 310 us on two threads with four tiles a
     // worker, 290 with two, 257 with one; 398 on one thread).
-    const std::int64_t wanted = ctx.pool->size();
+    // A conv under kMinSplitMacs stays one task an image: a second worker
+    // would pull the image across cores for less work than that costs.
+    const std::int64_t wanted = batch_ * groups * outputs_ * depth_ * virtual_pixels_ >= kMinSplitMacs ? ctx.pool->size() : 1;
     const std::int64_t per_image = std::max((virtual_pixels_ + tile_cols_ - 1) / tile_cols_,
                                             (wanted + batch_ * groups - 1) / (batch_ * groups));
     const std::int64_t share = (virtual_pixels_ + per_image - 1) / per_image;
@@ -18081,7 +18085,7 @@ class Conv2dKernel final : public Kernel {
   std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its packed columns go
 };
 
-/// max_pool2d / avg_pool2d, one plane per task.
+/// max_pool2d / avg_pool2d, whole planes per task.
 template <class Pool>
 class PoolKernel final : public Kernel {
  public:
@@ -18098,7 +18102,9 @@ class PoolKernel final : public Kernel {
     std::tie(row_lo, row_hi) = inside(0, height, out_h);
     std::tie(col_lo, col_hi) = inside(1, width, out_w);
     const Isa isa = active_isa();
-    ctx.pool->parallel_for(x_shape_[0] * x_shape_[1], 1, [&](std::int64_t p0, std::int64_t p1, int) {
+    // Tasks of at least kMinTaskFloats input floats: a small pool stays on one worker.
+    const std::int64_t grain = std::max<std::int64_t>(1, kMinTaskFloats / std::max<std::int64_t>(height * width, 1));
+    ctx.pool->parallel_for(x_shape_[0] * x_shape_[1], grain, [&](std::int64_t p0, std::int64_t p1, int) {
       for (std::int64_t plane = p0; plane < p1; ++plane) {
         const float* in = x + plane * height * width;
         float* out = y + plane * out_h * out_w;
@@ -18120,9 +18126,12 @@ class PoolKernel final : public Kernel {
       }
     });
   }
-  std::string describe() const override { return std::string(Pool::name) + " (direct, one plane per task)"; }
+  std::string describe() const override { return std::string(Pool::name) + " (direct, planes per task)"; }
 
  private:
+  /// Input floats a task reads at least (a few microseconds of work).
+  static constexpr std::int64_t kMinTaskFloats = 8 * 1024;
+
   /// The outputs along spatial axis `axis` (0: rows, 1: columns) whose
   /// windows lie wholly inside an input of `extent`: [lo, hi).
   std::pair<std::int64_t, std::int64_t> inside(int axis, std::int64_t extent, std::int64_t out_extent) const {

@@ -57,6 +57,8 @@ class DirectConv2dKernel final : public Kernel {
   /// but 0.95x for the bench cnn's 32 outputs over 14x14; at 288 and 864
   /// taps within 5 % either way.
   static constexpr std::int64_t kMaxTaps = 144;
+  /// Multiply-adds below which a conv's images are not split between workers.
+  static constexpr std::int64_t kMinSplitMacs = std::int64_t{2} << 20;
   /// Multiply-adds one more copied float must save: a vector fma does 16 or
   /// 32 a cycle, copying short rows takes about a cycle a float (measured:
   /// the bench cnn's 32-output conv over 14 columns was slower with copies).
@@ -153,7 +155,9 @@ class DirectConv2dKernel final : public Kernel {
     // without one (more, smaller tiles re-read more rows of the image: the
     // bench unet's 96->32 conv took 310 us on two threads with four tiles a
     // worker, 290 with two, 257 with one; 398 on one thread).
-    const std::int64_t wanted = ctx.pool->size();
+    // A conv under kMinSplitMacs stays one task an image: a second worker
+    // would pull the image across cores for less work than that costs.
+    const std::int64_t wanted = batch_ * groups * outputs_ * depth_ * virtual_pixels_ >= kMinSplitMacs ? ctx.pool->size() : 1;
     const std::int64_t per_image = std::max((virtual_pixels_ + tile_cols_ - 1) / tile_cols_,
                                             (wanted + batch_ * groups - 1) / (batch_ * groups));
     const std::int64_t share = (virtual_pixels_ + per_image - 1) / per_image;

@@ -187,7 +187,7 @@ class Conv2dKernel final : public Kernel {
   std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its packed columns go
 };
 
-/// max_pool2d / avg_pool2d, one plane per task.
+/// max_pool2d / avg_pool2d, whole planes per task.
 template <class Pool>
 class PoolKernel final : public Kernel {
  public:
@@ -204,7 +204,9 @@ class PoolKernel final : public Kernel {
     std::tie(row_lo, row_hi) = inside(0, height, out_h);
     std::tie(col_lo, col_hi) = inside(1, width, out_w);
     const Isa isa = active_isa();
-    ctx.pool->parallel_for(x_shape_[0] * x_shape_[1], 1, [&](std::int64_t p0, std::int64_t p1, int) {
+    // Tasks of at least kMinTaskFloats input floats: a small pool stays on one worker.
+    const std::int64_t grain = std::max<std::int64_t>(1, kMinTaskFloats / std::max<std::int64_t>(height * width, 1));
+    ctx.pool->parallel_for(x_shape_[0] * x_shape_[1], grain, [&](std::int64_t p0, std::int64_t p1, int) {
       for (std::int64_t plane = p0; plane < p1; ++plane) {
         const float* in = x + plane * height * width;
         float* out = y + plane * out_h * out_w;
@@ -226,9 +228,12 @@ class PoolKernel final : public Kernel {
       }
     });
   }
-  std::string describe() const override { return std::string(Pool::name) + " (direct, one plane per task)"; }
+  std::string describe() const override { return std::string(Pool::name) + " (direct, planes per task)"; }
 
  private:
+  /// Input floats a task reads at least (a few microseconds of work).
+  static constexpr std::int64_t kMinTaskFloats = 8 * 1024;
+
   /// The outputs along spatial axis `axis` (0: rows, 1: columns) whose
   /// windows lie wholly inside an input of `extent`: [lo, hi).
   std::pair<std::int64_t, std::int64_t> inside(int axis, std::int64_t extent, std::int64_t out_extent) const {
