@@ -1043,7 +1043,10 @@ TEST_CASE("pools: kernels, strides, four-sided pads, dilation, count_include_pad
       {{2, 3}, {1, 2}, {1, 2, 0, 1}, {2, 2}}, {{1, 1}, {3, 3}, {0, 0, 0, 0}, {1, 1}}, {{3, 3}, {2, 2}, {2, 2, 2, 2}, {1, 1}},
       {{2, 2}, {1, 3}, {1, 0, 0, 1}, {2, 1}}};  // 2x2 (its own row loop) with stride, pads, dilation
   for (const auto& [kernel, strides, pads, dilations] : windows)
-    for (const Shape& xs : {Shape{1, 1, 7, 7}, Shape{2, 3, 13, 8}, Shape{1, 2, 9, 70}}) {  // 70: rows of full vectors
+    // 70: rows of full vectors; 8 and 16 rows: a 2x2 stride-2 pool stacks its planes (the
+    // last of 13 columns in no window; 38 columns, 19 windows: a second vector; 128
+    // planes: several tasks).
+    for (const Shape& xs : {Shape{1, 1, 7, 7}, Shape{2, 3, 13, 8}, Shape{1, 2, 9, 70}, Shape{2, 3, 8, 13}, Shape{4, 32, 16, 38}}) {
       pool_case(rng, "max_pool2d", xs, make(std::type_identity<MaxPool2d>{}, kernel, strides, pads, dilations));
       pool_case(rng, "max_pool2d with NaN", xs, make(std::type_identity<MaxPool2d>{}, kernel, strides, pads, dilations), true);
       for (bool include : {false, true})

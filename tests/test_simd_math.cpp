@@ -265,6 +265,37 @@ TEST_CASE("store_conv_tile (a direct conv's micro tile to its output) gives x + 
       }
 }
 
+TEST_CASE("pad_plane (a conv's padded plane) copies the columns asked for, zeros the rest, writes nothing past its rows") {
+  // Source planes 5 rows high, 3 to 37 columns (a vector's width, either
+  // side of it, several vectors); each padded row is the source row moved by
+  // `shift` columns, rows past the source zero, rows 2 above it padding.
+  const float untouched = 12345.0f;
+  for (const std::int64_t width : {3, 7, 8, 16, 17, 37})
+    for (const std::int64_t shift : {-2, -1, 0, 1, 3})
+      for (const std::int64_t extra : {0, 2, 5}) {
+        const std::int64_t src_rows = 5, top = 2, rows = 9, row_w = width + extra;
+        std::vector<float> source(static_cast<std::size_t>(src_rows * width));
+        for (std::size_t i = 0; i < source.size(); ++i) source[i] = 1.0f + static_cast<float>(i);
+        const std::int64_t first = std::clamp<std::int64_t>(-shift, 0, row_w);
+        const std::int64_t last = std::clamp<std::int64_t>(width - shift, first, row_w);
+        std::vector<float> want(static_cast<std::size_t>(rows * row_w + 8), untouched);
+        for (std::int64_t h = 0; h < rows; ++h)
+          for (std::int64_t w = 0; w < row_w; ++w) {
+            const bool inside = h >= top && h - top < src_rows && w >= first && w < last;
+            want[h * row_w + w] = inside ? source[(h - top) * width + w + shift] : 0.0f;
+          }
+        for (const rml::exec::Isa isa : runnable_isas()) {
+          CAPTURE(rml::exec::isa_name(isa));
+          CAPTURE(width);
+          CAPTURE(shift);
+          CAPTURE(extra);
+          std::vector<float> got(want.size(), untouched);
+          simd::pad_plane(isa, source.data() + shift, width, src_rows, top, first, last, got.data(), row_w, rows);
+          CHECK(got == want);
+        }
+      }
+}
+
 TEST_CASE("every instruction set's GEMM kernels give the portable kernels' bits") {
   using namespace rml::exec;
   std::mt19937 rng(3);

@@ -87,8 +87,22 @@ inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
   for (; i < n; ++i) acc[i] = std::fma(w, x[i], acc[i]);
 }
 
-/// simd::max_step, lane-wise.
-inline V::T max_step_v(V::T acc, V::T v) { return V::select(V::mask_or(V::less(acc, v), V::is_nan(v)), v, acc); }
+/// simd::pad_plane a column of vectors at a time (its masks found once): the
+/// copied columns loaded under a mask, zeros in the others, the row's lanes stored.
+inline void pad_plane(const float* src, std::int64_t src_width, std::int64_t src_rows, std::int64_t top, std::int64_t first,
+                      std::int64_t last, float* dst, std::int64_t row_w, std::int64_t rows) {
+  const std::int64_t begin = std::clamp<std::int64_t>(top, 0, rows);
+  const std::int64_t end = std::clamp<std::int64_t>(top + src_rows, begin, rows);
+  const V::T zeros = V::set1(0.0f);
+  for (std::int64_t w = 0; w < row_w; w += V::kLanes) {
+    const V::Lanes copied = V::lane_range(first - w, last - w), stored = V::lane_range(0, row_w - w);
+    float* column = dst + w;
+    std::int64_t h = 0;
+    for (; h < begin; ++h) V::store_masked(column + h * row_w, zeros, stored);
+    for (; h < end; ++h) V::store_masked(column + h * row_w, V::load_masked(src + (h - top) * src_width + w, copied), stored);
+    for (; h < rows; ++h) V::store_masked(column + h * row_w, zeros, stored);
+  }
+}
 
 /// The maxima of 2x2 windows with horizontal stride 2 over `rows` rows of
 /// `n` windows: row r's windows have their top taps at top + r * row_step
@@ -99,20 +113,26 @@ inline V::T max_step_v(V::T acc, V::T v) { return V::select(V::mask_or(V::less(a
 inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t row_step, float* out,
                             std::int64_t out_step, std::int64_t rows, std::int64_t n) {
   // Pooled rows are short (14 windows in a 28-wide plane), so the last,
-  // partial vector of a row is loaded and stored under a mask, not left scalar.
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t i = 0; i < n; i += V::kLanes) {
+  // partial vector of a row is loaded and stored under a mask, not left
+  // scalar; a column of vectors at a time, its masks found once.
+  const V::T nan = V::set1(std::numeric_limits<float>::quiet_NaN());
+  for (std::int64_t i = 0; i < n; i += V::kLanes) {
+    const std::int64_t windows = std::min<std::int64_t>(n - i, V::kLanes);
+    const V::Lanes low = V::lane_range(0, 2 * windows), high = V::lane_range(0, 2 * windows - V::kLanes);
+    const V::Lanes stored = V::lane_range(0, windows);
+    for (std::int64_t r = 0; r < rows; ++r) {
       const float* t = top + r * row_step + 2 * i;
       const float* b = t + below;
-      const std::int64_t windows = std::min<std::int64_t>(n - i, V::kLanes);
-      const std::int64_t low = std::min<std::int64_t>(2 * windows, V::kLanes), high = 2 * windows - low;
       V::T top_left, top_right, bottom_left, bottom_right;
-      V::deinterleave(V::load_first(t, low), V::load_first(t + V::kLanes, high), top_left, top_right);
-      V::deinterleave(V::load_first(b, low), V::load_first(b + V::kLanes, high), bottom_left, bottom_right);
-      const V::T acc = max_step_v(max_step_v(max_step_v(top_left, top_right), bottom_left), bottom_right);
-      V::store_first(out + r * out_step + i, V::select(V::is_nan(acc), V::set1(std::numeric_limits<float>::quiet_NaN()), acc),
-                     windows);
+      V::deinterleave(V::load_masked(t, low), V::load_masked(t + V::kLanes, high), top_left, top_right);
+      V::deinterleave(V::load_masked(b, low), V::load_masked(b + V::kLanes, high), bottom_left, bottom_right);
+      // Without NaNs, V::max(v, acc) is max_step(acc, v) (equal taps keep acc: -0 and +0 stay as
+      // the chain leaves them); any NaN tap makes the window the canonical NaN, found apart.
+      const V::T acc = V::max(bottom_right, V::max(bottom_left, V::max(top_right, top_left)));
+      const V::M any_nan = V::mask_or(V::unordered(top_left, top_right), V::unordered(bottom_left, bottom_right));
+      V::store_masked(out + r * out_step + i, V::select(any_nan, nan, acc), stored);
     }
+  }
 }
 
 // ---- sums and row statistics in double (simd_math.hpp, sum_detail) ----

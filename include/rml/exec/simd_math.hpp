@@ -239,6 +239,19 @@ inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t r
     for (std::int64_t i = 0; i < n; ++i) out[r * out_step + i] = max_2x2(t[2 * i], t[2 * i + 1], b[2 * i], b[2 * i + 1]);
   }
 }
+inline void pad_plane(const float* src, std::int64_t src_width, std::int64_t src_rows, std::int64_t top, std::int64_t first,
+                      std::int64_t last, float* dst, std::int64_t row_w, std::int64_t rows) {
+  first = std::clamp<std::int64_t>(first, 0, row_w), last = std::clamp<std::int64_t>(last, first, row_w);
+  for (std::int64_t h = 0; h < rows; ++h, dst += row_w) {
+    if (h < top || h - top >= src_rows) {
+      std::fill_n(dst, row_w, 0.0f);
+      continue;
+    }
+    std::fill_n(dst, first, 0.0f);
+    std::copy(src + (h - top) * src_width + first, src + (h - top) * src_width + last, dst + first);
+    std::fill_n(dst + last, row_w - last, 0.0f);
+  }
+}
 template <bool Bias, bool Relu>
 inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::int64_t rows, const ConvSegment* segments,
                             int count, const float* bias, float* out, std::int64_t out_stride) {
@@ -288,6 +301,13 @@ struct V {
   static __m256i first_lanes(std::int64_t count) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
+  using Lanes = __m256i;  // all-ones lanes where set
+  static Lanes lane_range(std::int64_t lo, std::int64_t hi) {
+    lo = std::clamp<std::int64_t>(lo, 0, kLanes), hi = std::clamp<std::int64_t>(hi, 0, kLanes);
+    return _mm256_andnot_si256(first_lanes(lo), first_lanes(hi));
+  }
+  static T load_masked(const float* p, Lanes m) { return _mm256_maskload_ps(p, m); }
+  static void store_masked(float* p, T v, Lanes m) { _mm256_maskstore_ps(p, m, v); }
   static T set1(float v) { return _mm256_set1_ps(v); }
   static T add(T a, T b) { return _mm256_add_ps(a, b); }
   static T sub(T a, T b) { return _mm256_sub_ps(a, b); }
@@ -302,6 +322,7 @@ struct V {
   static T copysign(T magnitude, T sign) { return _mm256_or_ps(magnitude, _mm256_and_ps(_mm256_set1_ps(-0.0f), sign)); }
   static M less(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static M is_nan(T a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+  static M unordered(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
   static M mask_or(M a, M b) { return _mm256_or_ps(a, b); }
   /// The even and the odd elements of the 16 floats a, b (in order).
@@ -352,6 +373,15 @@ struct V {
   static __mmask16 first_lanes(std::int64_t count) {
     return count >= kLanes ? kAll : static_cast<__mmask16>((1u << count) - 1u);
   }
+  /// Lanes [lo, hi), clamped to the register's.
+  using Lanes = __mmask16;
+  static Lanes lane_range(std::int64_t lo, std::int64_t hi) {
+    lo = std::clamp<std::int64_t>(lo, 0, kLanes), hi = std::clamp<std::int64_t>(hi, 0, kLanes);
+    return static_cast<Lanes>(first_lanes(hi) & ~first_lanes(lo));
+  }
+  /// The lanes `m` of p (nothing else is read), zeros in the others.
+  static T load_masked(const float* p, Lanes m) { return _mm512_maskz_loadu_ps(m, p); }
+  static void store_masked(float* p, T v, Lanes m) { _mm512_mask_storeu_ps(p, m, v); }
   static T set1(float v) { return _mm512_set1_ps(v); }
   static T add(T a, T b) { return _mm512_add_ps(a, b); }
   static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
@@ -362,6 +392,7 @@ struct V {
   // unmasked ones start from an "undefined" register it then warns about (PR 105593).
   static constexpr __mmask16 kAll = 0xFFFF;
   static T min(T a, T b) { return _mm512_maskz_min_ps(kAll, a, b); }
+  /// a > b ? a : b, lane-wise (so b where they are equal or either is NaN), as for min.
   static T max(T a, T b) { return _mm512_maskz_max_ps(kAll, a, b); }
   static T round(T a) { return _mm512_maskz_roundscale_ps(kAll, a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static T neg(T a) { return _mm512_xor_ps(a, _mm512_set1_ps(-0.0f)); }
@@ -369,6 +400,8 @@ struct V {
   static T copysign(T magnitude, T sign) { return _mm512_or_ps(magnitude, _mm512_and_ps(_mm512_set1_ps(-0.0f), sign)); }
   static M less(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M is_nan(T a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
+  /// Lanes where a or b is NaN.
+  static M unordered(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
   static M mask_or(M a, M b) { return static_cast<M>(a | b); }
   static void deinterleave(T a, T b, T& even, T& odd) {
@@ -439,6 +472,21 @@ inline void max_2x2_stride2(Isa isa, const float* top, std::int64_t below, std::
 #endif
   (void)isa;
   portable::max_2x2_stride2(top, below, row_step, out, out_step, rows, n);
+}
+
+/// A convolution's padded input plane, `rows` rows of `row_w` floats at dst:
+/// row h is source row h - top, column w its float src[(h - top) * src_width
+/// + w] where first <= w < last, and zero elsewhere (rows outside the source
+/// too). src is the source plane moved by the columns' shift: only the floats
+/// copied are read. With `isa`'s vectors, row by row, no call per row.
+inline void pad_plane(Isa isa, const float* src, std::int64_t src_width, std::int64_t src_rows, std::int64_t top,
+                      std::int64_t first, std::int64_t last, float* dst, std::int64_t row_w, std::int64_t rows) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::pad_plane(src, src_width, src_rows, top, first, last, dst, row_w, rows);
+  if (isa == Isa::avx2) return avx2::pad_plane(src, src_width, src_rows, top, first, last, dst, row_w, rows);
+#endif
+  (void)isa;
+  portable::pad_plane(src, src_width, src_rows, top, first, last, dst, row_w, rows);
 }
 
 namespace sum_detail {
