@@ -884,6 +884,9 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
       {1, 300, 7, 5, 5, 3, 1, {1, 0, 1, 0}, {1, 1}, 1},     // depth over one k-block (900)
       {1, 17, 128, 10, 12, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},  // many outputs: read from column-shifted copies
       {2, 17, 96, 9, 10, 3, 3, {2, 3, 2, 1}, {2, 2}, 1},    // shifted copies, dilated, lopsided pads
+      // Copies past L2 and rows of 32 or 64 pixels: micro tiles a row's whole panels at a time.
+      {2, 100, 12, 6, 32, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},   // the bench unet's 96->32 conv, smaller
+      {1, 100, 9, 4, 64, 3, 3, {2, 3, 0, 1}, {1, 2}, 1},    // two panels a row, lopsided pads, dilation
       // At most 144 taps (C/g * kh * kw): every output channel from the taps' vectors, no micro tile.
       {2, 1, 16, 28, 28, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},    // the bench cnn's first conv
       {1, 1, 5, 9, 37, 3, 3, {0, 2, 1, 0}, {1, 1}, 1},      // rows past two vectors, lopsided pads
@@ -896,7 +899,7 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
       {1, 1, 4, 200, 120, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},   // copies past L2: row by row from the padded image
   };
   enum class Tail { bias_relu, none, bias_sigmoid };
-  int shifted = 0, few_taps = 0;
+  int shifted = 0, few_taps = 0, whole_rows = 0;
   for (const Case& c : cases)
     for (const Tail tail : {Tail::bias_relu, Tail::none, Tail::bias_sigmoid}) {
       Conv2d op;
@@ -926,6 +929,7 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
           CHECK(direct == !weight_input);
           shifted += executor.describe().find("column-shifted copies") != std::string::npos;
           few_taps += executor.describe().find("few taps") != std::string::npos;
+          whole_rows += executor.describe().find("whole panels a row") != std::string::npos;
           TensorMap out = executor.run(inputs);
           if (threads == 1) results[weight_input] = out;
           CHECK(std::memcmp(out.at("y").raw(), results[weight_input].at("y").raw(), out.at("y").bytes()) == 0);
@@ -938,6 +942,7 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
   // Two micro-tile cases and the few-tap ones wider than one column (copying few channels pays).
   CHECK(shifted == 9 * 3 * 2);  // cases, tails, thread counts
   CHECK(few_taps == 9 * 3 * 2);  // the last nine cases
+  CHECK(whole_rows == 2 * 3 * 2);
 }
 
 TEST_CASE("a depthwise conv2d gives the bits of one single-channel conv per channel") {

@@ -17680,6 +17680,8 @@ class DepthwiseConv2dKernel final : public Kernel {
 // j*dw + W' - 1 ([kw, C/g, Hp, W']), tap (c, i, j) reads copy j, and every
 // virtual pixel is an output pixel. Larger copies would leave L2, and the
 // copying would cost more than the waste (bench unet's 96-channel 32x32 conv).
+// There, when W' is a multiple of the panel width, each panel is instead nr
+// output pixels of one row, read at that row's virtual pixels: no waste, no copy.
 //
 // Each panel of micro tiles, once its last k-block is in, goes from L1 to the
 // output's real pixels, plus the bias and through a relu epilogue in the same
@@ -17791,6 +17793,7 @@ class DirectConv2dKernel final : public Kernel {
         dst += padded_rows_ * kc;
       }
     tile_cols_ = std::clamp<std::int64_t>(tile_floats / std::max(padded_rows_, mr) / nr_, 1, 1024 / nr_) * nr_;
+    whole_panel_rows_ = copies_ == 1 && row_w_ != out_w_ && out_w_ % nr_ == 0;
     thread_scratch_bytes = tile_offset_ + align_up(static_cast<std::size_t>(padded_rows_ * tile_cols_) * sizeof(float));
   }
 
@@ -17819,16 +17822,18 @@ class DirectConv2dKernel final : public Kernel {
     // A conv under kMinSplitMacs stays one task an image: a second worker
     // would pull the image across cores for less work than that costs.
     const std::int64_t wanted = batch_ * groups * outputs_ * depth_ * virtual_pixels_ >= kMinSplitMacs ? ctx.pool->size() : 1;
-    const std::int64_t per_image = std::max((virtual_pixels_ + tile_cols_ - 1) / tile_cols_,
+    // A task's pixels: virtual ones, or output ones where panels are whole rows.
+    const std::int64_t pixels = whole_panel_rows_ ? out_h_ * out_w_ : virtual_pixels_;
+    const std::int64_t per_image = std::max((pixels + tile_cols_ - 1) / tile_cols_,
                                             (wanted + batch_ * groups - 1) / (batch_ * groups));
-    const std::int64_t share = (virtual_pixels_ + per_image - 1) / per_image;
+    const std::int64_t share = (pixels + per_image - 1) / per_image;
     const std::int64_t width = std::min(tile_cols_, (share + nr_ - 1) / nr_ * nr_);
-    const std::int64_t tiles = (virtual_pixels_ + width - 1) / width;
+    const std::int64_t tiles = (pixels + width - 1) / width;
     ctx.pool->parallel_for(batch_ * groups * tiles, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
       float* tile = ctx.scratch_of<float>(thread) + tile_offset_ / sizeof(float);
       for (std::int64_t task = t0; task < t1; ++task) {
         const std::int64_t image = task / tiles, v0 = task % tiles * width;  // image: n * groups + g
-        const std::int64_t v1 = std::min(v0 + width, virtual_pixels_), g = image % groups;
+        const std::int64_t v1 = std::min(v0 + width, pixels), g = image % groups;
         // Output rows of y viewed as [N*O, H'*W']: image (n*groups + g) has rows image * O/g on.
         float* out = ctx.value<float>(target()) + image * outputs_ * out_h_ * out_w_;
         const float* group_bias = bias ? bias + g * outputs_ : nullptr;
@@ -17837,7 +17842,7 @@ class DirectConv2dKernel final : public Kernel {
         else
           multiply(images + image * image_floats_, g, v0, v1, tile, group_bias, out);
         if (epilogue_ && !relu_in_store_) {
-          const auto [p0, p1] = output_pixels(v0, v1);
+          const auto [p0, p1] = whole_panel_rows_ ? std::pair{v0, v1} : output_pixels(v0, v1);
           if (p0 < p1) epilogue_->eval(ctx, image * outputs_, (image + 1) * outputs_, p0, p1, thread);
         }
       }
@@ -17852,10 +17857,11 @@ class DirectConv2dKernel final : public Kernel {
                             "the padded image", op_.groups > 1 ? ", per group" : "", ")",
                             bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
                             epilogue_ && !relu_in_store_ ? ", epilogue: " + epilogue_->describe() : "");
-    std::string text = detail::concat("conv2d direct (", outputs_, "x", depth_, " @ ", depth_, "x", virtual_pixels_,
-                                      " read in place from ",
+    std::string text = detail::concat("conv2d direct (", outputs_, "x", depth_, " @ ", depth_, "x",
+                                      whole_panel_rows_ ? out_h_ * out_w_ : virtual_pixels_, " read in place from ",
                                       copies_ > 1 ? detail::concat(copies_, " column-shifted copies of ") : "",
-                                      "the padded image", op_.groups > 1 ? ", per group" : "", "), weights prepacked");
+                                      "the padded image", op_.groups > 1 ? ", per group" : "",
+                                      whole_panel_rows_ ? ", whole panels a row" : "", "), weights prepacked");
     if (bias_) text += " + bias";
     if (relu_in_store_) text += ", relu as it stores";
     else if (epilogue_) text += ", epilogue: " + epilogue_->describe();
@@ -17934,7 +17940,8 @@ class DirectConv2dKernel final : public Kernel {
   /// Output channels x virtual pixels [v0, v1) of one image: sum over k of
   /// w[g][o][k] * image[offsets[k] + v], k-block by k-block into the tile's
   /// micro tiles; after the last k-block each panel's real pixels are stored
-  /// (plus bias, relu if fused) to `out`.
+  /// (plus bias, relu if fused) to `out`. With whole_panel_rows_, [v0, v1)
+  /// are output pixels and each panel nr of them within one row.
   void multiply(const float* image, std::int64_t g, std::int64_t v0, std::int64_t v1, float* tile, const float* bias,
                 float* out) const {
     using gemm_detail::kKC;
@@ -17948,13 +17955,17 @@ class DirectConv2dKernel final : public Kernel {
     for (std::int64_t block = 0; block < k_blocks; ++block) {
       const std::int64_t k0 = block * kKC, kc = std::min(kKC, depth_ - k0);
       for (std::int64_t q = 0; q < panels; ++q) {
+        const std::int64_t first = v0 + q * nr_;  // the panel's first pixel
+        const std::int64_t virtual_first = whole_panel_rows_ ? first / out_w_ * row_w_ + first % out_w_ : first;
         for (std::int64_t r = 0; r < padded_rows_ && kc > 0; r += kernels.mr)
-          kernels.micro_gathered(kc, a + r * kc, image + v0 + q * nr_, offsets_.data() + k0,
+          kernels.micro_gathered(kc, a + r * kc, image + virtual_first, offsets_.data() + k0,
                                  tile + r * tile_cols_ + q * nr_, tile_cols_, k0 == 0);
         // The panel's micro tiles, all rows at once: read back straight after
         // its stores, a micro tile's unaligned lanes would stall on them.
         if (block + 1 == k_blocks) {
-          const int count = segments_of(v0 + q * nr_, std::min(v0 + (q + 1) * nr_, v1), segments);
+          const std::int64_t last = std::min(first + nr_, v1);
+          const int count =
+              whole_panel_rows_ ? (segments[0] = {0, last - first, first}, 1) : segments_of(first, last, segments);
           simd::store_conv_tile(isa, tile + q * nr_, tile_cols_, outputs_, segments, count, bias, relu_in_store_, out,
                                 out_h_ * out_w_);
         }
@@ -17990,6 +18001,9 @@ class DirectConv2dKernel final : public Kernel {
   std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its output tile goes
   bool relu_in_store_ = false;   // the epilogue is one relu, applied as tiles are stored
   bool few_taps_ = false;        // depth_ <= kMaxTaps: simd::conv_taps, no micro tiles
+  // Micro tiles over output rows of whole panels (W' a multiple of nr, no
+  // copies): a panel is nr pixels of one row, never the wasted columns.
+  bool whole_panel_rows_ = false;
 };
 
 }  // namespace rml::exec
