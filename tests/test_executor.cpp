@@ -881,7 +881,7 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
       {2, 17, 13, 9, 31, 3, 3, {0, 2, 1, 0}, {1, 1}, 1},    // rows past a micro-tile, lopsided pads
       {1, 50, 6, 11, 6, 3, 2, {2, 1, 2, 1}, {2, 3}, 2},     // dilation, groups
       {1, 150, 8, 8, 40, 1, 1, {0, 0, 0, 0}, {1, 1}, 1},    // 1x1
-      {1, 300, 7, 5, 5, 3, 1, {1, 0, 1, 0}, {1, 1}, 1},     // depth over one k-block (900)
+      {1, 400, 7, 5, 5, 3, 1, {1, 0, 1, 0}, {1, 1}, 1},     // depth over one k-block (1200)
       {1, 17, 128, 10, 12, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},  // many outputs: read from column-shifted copies
       {2, 17, 96, 9, 10, 3, 3, {2, 3, 2, 1}, {2, 2}, 1},    // shifted copies, dilated, lopsided pads
       // Copies past L2 and rows of 32 or 64 pixels: micro tiles a row's whole panels at a time.
