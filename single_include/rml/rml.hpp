@@ -18268,7 +18268,9 @@ class PoolKernel final : public Kernel {
   /// plane cost a third of the bench cnn's second pool, 7x7 windows a plane).
   bool planes_stack(std::int64_t row_lo, std::int64_t row_hi, std::int64_t col_lo, std::int64_t col_hi) const {
     const std::int64_t out_h = y_shape_[2], out_w = y_shape_[3];
-    return op_.kernel == Ints{2, 2} && op_.strides == Ints{2, 2} && op_.dilations == Ints{1, 1} && row_lo == 0 &&
+    // (Element by element: an Ints{...} to compare with would allocate on every run.)
+    const auto all = [](const Ints& v, std::int64_t x) { return std::all_of(v.begin(), v.end(), [x](auto e) { return e == x; }); };
+    return all(op_.kernel, 2) && all(op_.strides, 2) && all(op_.dilations, 1) && row_lo == 0 &&
            row_hi == out_h && col_lo == 0 && col_hi == out_w && op_.pads[0] == 0 && op_.pads[1] == 0 &&
            x_shape_[2] == 2 * out_h;
   }
