@@ -3851,10 +3851,12 @@ struct Kernels {
   void (*micro_gathered)(std::int64_t kc, const float* a, const float* b, const std::int64_t* offsets, float* c,
                          std::int64_t ldc, bool first);
   void (*row)(const float* a, const float* b, std::int64_t K, int panels, float* out);
-  /// An mr x nr tile over all K with A read in place (row-major, lda) into
-  /// `out` (mr x nr), or null: where B is so narrow that packing A would cost
-  /// as much as the product (the narrow set).
-  void (*unpacked)(std::int64_t K, const float* a, std::int64_t lda, const float* b, float* out) = nullptr;
+  /// `micro` with the mr rows of A read in place (row-major, lda) instead of
+  /// packed, or null. Packing A costs about as much as the product where B is
+  /// narrow (the narrow set), and ~5 % of a large AVX-512 product, whose
+  /// micro-kernel broadcasts from eight rows as fast as from one packed panel.
+  void (*micro_in_place)(std::int64_t kc, const float* a, std::int64_t lda, const float* b, float* c,
+                         std::int64_t ldc, bool first) = nullptr;
 };
 
 /// Where a micro-kernel finds row k of its B panel.
@@ -3869,32 +3871,49 @@ struct GatheredRows {  // anywhere
   const float* operator()(std::int64_t k) const { return b + offsets[k]; }
 };
 
-/// The two entry points of a micro-kernel written once over its B rows.
-template <template <class> class Micro, std::int64_t NR>
+/// Where a micro-kernel finds A[i][k] of its tile: a packed micro-panel
+/// (mr values per k, one after another) or the rows in place.
+template <std::int64_t MR>
+struct PackedCols {
+  const float* a;
+  const float* operator()(std::int64_t k, int i) const { return a + k * MR + i; }
+};
+struct InPlaceCols {
+  const float* a;
+  std::int64_t lda;
+  const float* operator()(std::int64_t k, int i) const { return a + i * lda + k; }
+};
+
+/// The entry points of a micro-kernel written once over where its B rows and A columns are.
+template <template <class, class> class Micro, std::int64_t MR, std::int64_t NR>
 struct MicroEntries {
   static void packed(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, bool first) {
-    Micro<PackedRows<NR>>::run(kc, a, PackedRows<NR>{b}, c, ldc, first);
+    Micro<PackedRows<NR>, PackedCols<MR>>::run(kc, PackedCols<MR>{a}, PackedRows<NR>{b}, c, ldc, first);
   }
   static void gathered(std::int64_t kc, const float* a, const float* b, const std::int64_t* offsets, float* c,
                        std::int64_t ldc, bool first) {
-    Micro<GatheredRows>::run(kc, a, GatheredRows{b, offsets}, c, ldc, first);
+    Micro<GatheredRows, PackedCols<MR>>::run(kc, PackedCols<MR>{a}, GatheredRows{b, offsets}, c, ldc, first);
+  }
+  static void in_place(std::int64_t kc, const float* a, std::int64_t lda, const float* b, float* c, std::int64_t ldc,
+                       bool first) {
+    Micro<PackedRows<NR>, InPlaceCols>::run(kc, InPlaceCols{a, lda}, PackedRows<NR>{b}, c, ldc, first);
   }
 };
 
 // ---- portable: 6 x 16, std::fma per element ----
 
-template <class Rows>
+template <class Rows, class Cols>
 struct MicroPortable {
   static constexpr std::int64_t kMR = 6;
-  static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+  static void run(std::int64_t kc, Cols a, Rows rows, float* c, std::int64_t ldc, bool first) {
     constexpr std::int64_t nr = 16;
     float acc[kMR][nr];
     for (std::int64_t i = 0; i < kMR; ++i)
       for (std::int64_t j = 0; j < nr; ++j) acc[i][j] = first ? 0.0f : c[i * ldc + j];
-    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+    for (std::int64_t k = 0; k < kc; ++k) {
       const float* b = rows(k);
       for (std::int64_t i = 0; i < kMR; ++i)
-        for (std::int64_t j = 0; j < nr; ++j) acc[i][j] = std::fma(a[i], b[j], acc[i][j]);
+        for (std::int64_t j = 0; j < nr; ++j) acc[i][j] = std::fma(*a(k, static_cast<int>(i)), b[j], acc[i][j]);
     }
     for (std::int64_t i = 0; i < kMR; ++i)
       for (std::int64_t j = 0; j < nr; ++j) c[i * ldc + j] = acc[i][j];
@@ -3916,10 +3935,10 @@ inline void row_portable(const float* a, const float* b, std::int64_t K, int pan
 
 // ---- AVX2 + FMA: 6 x 16, twelve ymm accumulators ----
 
-template <class Rows>
+template <class Rows, class Cols>
 struct MicroAvx2 {
   static constexpr std::int64_t kMR = 6;
-  RML_TARGET_AVX2 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+  RML_TARGET_AVX2 static void run(std::int64_t kc, Cols a, Rows rows, float* c, std::int64_t ldc, bool first) {
     // Written out: with 15 of the 16 ymm registers live, an array of
     // accumulators lets GCC spill some of them to the stack (measured 1.8x slower).
     __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
@@ -3933,20 +3952,20 @@ struct MicroAvx2 {
       c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);
       c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);
     }
-    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+    for (std::int64_t k = 0; k < kc; ++k) {
       const float* b = rows(k);
       const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-      __m256 ai = _mm256_broadcast_ss(a + 0);
+      __m256 ai = _mm256_broadcast_ss(a(k, 0));
       c00 = _mm256_fmadd_ps(ai, b0, c00), c01 = _mm256_fmadd_ps(ai, b1, c01);
-      ai = _mm256_broadcast_ss(a + 1);
+      ai = _mm256_broadcast_ss(a(k, 1));
       c10 = _mm256_fmadd_ps(ai, b0, c10), c11 = _mm256_fmadd_ps(ai, b1, c11);
-      ai = _mm256_broadcast_ss(a + 2);
+      ai = _mm256_broadcast_ss(a(k, 2));
       c20 = _mm256_fmadd_ps(ai, b0, c20), c21 = _mm256_fmadd_ps(ai, b1, c21);
-      ai = _mm256_broadcast_ss(a + 3);
+      ai = _mm256_broadcast_ss(a(k, 3));
       c30 = _mm256_fmadd_ps(ai, b0, c30), c31 = _mm256_fmadd_ps(ai, b1, c31);
-      ai = _mm256_broadcast_ss(a + 4);
+      ai = _mm256_broadcast_ss(a(k, 4));
       c40 = _mm256_fmadd_ps(ai, b0, c40), c41 = _mm256_fmadd_ps(ai, b1, c41);
-      ai = _mm256_broadcast_ss(a + 5);
+      ai = _mm256_broadcast_ss(a(k, 5));
       c50 = _mm256_fmadd_ps(ai, b0, c50), c51 = _mm256_fmadd_ps(ai, b1, c51);
     }
     _mm256_storeu_ps(c + 0 * ldc, c00), _mm256_storeu_ps(c + 0 * ldc + 8, c01);
@@ -3991,38 +4010,22 @@ RML_TARGET_AVX2 inline void row_avx2(const float* a, const float* b, std::int64_
 // convolution's 256 x 256 @ 256 x 8, a classifier head): one ymm per row
 // instead, twelve rows deep.
 
-template <class Rows>
+template <class Rows, class Cols>
 struct MicroNarrow {
   static constexpr std::int64_t kMR = 12;
-  RML_TARGET_AVX2 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+  RML_TARGET_AVX2 static void run(std::int64_t kc, Cols a, Rows rows, float* c, std::int64_t ldc, bool first) {
     __m256 acc[kMR];
     RML_UNROLL
     for (int i = 0; i < kMR; ++i) acc[i] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + i * ldc);
-    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+    for (std::int64_t k = 0; k < kc; ++k) {
       const __m256 b = _mm256_loadu_ps(rows(k));
       RML_UNROLL
-      for (int i = 0; i < kMR; ++i) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i), b, acc[i]);
+      for (int i = 0; i < kMR; ++i) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a(k, i)), b, acc[i]);
     }
     RML_UNROLL
     for (int i = 0; i < kMR; ++i) _mm256_storeu_ps(c + i * ldc, acc[i]);
   }
 };
-
-/// MicroNarrow's tile from zero over all K, reading the 12 rows of A where
-/// they are: the same fma chains.
-RML_TARGET_AVX2 inline void narrow_unpacked(std::int64_t K, const float* a, std::int64_t lda, const float* b, float* out) {
-  constexpr int kMR = MicroNarrow<PackedRows<8>>::kMR;
-  __m256 acc[kMR];
-  RML_UNROLL
-  for (int i = 0; i < kMR; ++i) acc[i] = _mm256_setzero_ps();
-  for (std::int64_t k = 0; k < K; ++k) {
-    const __m256 bk = _mm256_loadu_ps(b + k * 8);
-    RML_UNROLL
-    for (int i = 0; i < kMR; ++i) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i * lda + k), bk, acc[i]);
-  }
-  RML_UNROLL
-  for (int i = 0; i < kMR; ++i) _mm256_storeu_ps(out + i * 8, acc[i]);
-}
 
 /// One row against `Panels` 8-wide panels, their fma chains interleaved (one
 /// chain a panel: one after another, each would wait out every fma's latency).
@@ -4052,21 +4055,21 @@ RML_TARGET_AVX2 inline void row_narrow(const float* a, const float* b, std::int6
 
 // ---- AVX-512: 8 x 32, sixteen zmm accumulators (B panels twice as wide) ----
 
-template <class Rows>
+template <class Rows, class Cols>
 struct MicroAvx512 {
   static constexpr std::int64_t kMR = 8;
-  RML_TARGET_AVX512 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+  RML_TARGET_AVX512 static void run(std::int64_t kc, Cols a, Rows rows, float* c, std::int64_t ldc, bool first) {
     __m512 acc[kMR][2];
     RML_UNROLL
     for (int i = 0; i < kMR; ++i)
       RML_UNROLL
       for (int h = 0; h < 2; ++h) acc[i][h] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + i * ldc + 16 * h);
-    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+    for (std::int64_t k = 0; k < kc; ++k) {
       const float* b = rows(k);
       const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
       RML_UNROLL
       for (int i = 0; i < kMR; ++i) {
-        const __m512 ai = _mm512_set1_ps(a[i]);
+        const __m512 ai = _mm512_set1_ps(*a(k, i));
         acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
         acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
       }
@@ -4111,13 +4114,14 @@ RML_TARGET_AVX512 inline void row_avx512(const float* a, const float* b, std::in
 /// Asking for more than the CPU runs is an error, not an illegal instruction later.
 inline const Kernels& kernels(Isa isa) {
   if (isa > cpu_isa()) fail(ErrorCode::unsupported, "this CPU cannot run the ", isa_name(isa), " kernels");
-  static constexpr Kernels portable{Isa::portable, 6, 16, MicroEntries<MicroPortable, 16>::packed,
-                                    MicroEntries<MicroPortable, 16>::gathered, row_portable};
+  static constexpr Kernels portable{Isa::portable, 6, 16, MicroEntries<MicroPortable, 6, 16>::packed,
+                                    MicroEntries<MicroPortable, 6, 16>::gathered, row_portable};
 #if RML_X86_DISPATCH
-  static constexpr Kernels avx2{Isa::avx2, 6, 16, MicroEntries<MicroAvx2, 16>::packed,
-                                MicroEntries<MicroAvx2, 16>::gathered, row_avx2};
-  static constexpr Kernels avx512{Isa::avx512, 8, 32, MicroEntries<MicroAvx512, 32>::packed,
-                                  MicroEntries<MicroAvx512, 32>::gathered, row_avx512};
+  static constexpr Kernels avx2{Isa::avx2, 6, 16, MicroEntries<MicroAvx2, 6, 16>::packed,
+                                MicroEntries<MicroAvx2, 6, 16>::gathered, row_avx2};
+  static constexpr Kernels avx512{Isa::avx512, 8, 32, MicroEntries<MicroAvx512, 8, 32>::packed,
+                                  MicroEntries<MicroAvx512, 8, 32>::gathered, row_avx512,
+                                  MicroEntries<MicroAvx512, 8, 32>::in_place};
   if (isa == Isa::avx512) return avx512;
   if (isa == Isa::avx2) return avx2;
 #endif
@@ -4131,8 +4135,9 @@ inline const Kernels& kernels() { return kernels(active_isa()); }
 /// The narrow set (12 x 8 tiles), for a CPU with AVX2 at least.
 inline const Kernels& narrow_kernels() {
 #if RML_X86_DISPATCH
-  static constexpr Kernels narrow{Isa::avx2, 12, 8, MicroEntries<MicroNarrow, 8>::packed,
-                                  MicroEntries<MicroNarrow, 8>::gathered, row_narrow, narrow_unpacked};
+  static constexpr Kernels narrow{Isa::avx2, 12, 8, MicroEntries<MicroNarrow, 12, 8>::packed,
+                                  MicroEntries<MicroNarrow, 12, 8>::gathered, row_narrow,
+                                  MicroEntries<MicroNarrow, 12, 8>::in_place};
   return narrow;
 #else
   return kernels(Isa::portable);
@@ -4158,9 +4163,11 @@ namespace gemm_detail {
 
 /// K-block depth: one B micro-panel (kKC x nr floats, 16 or 32 KiB) stays in L1.
 inline constexpr std::int64_t kKC = 256;
-/// Rows of A packed at once: a kMC x kKC block (72 KiB) stays in L2 with
-/// room for the B panels streaming past it (measured best of 48..240).
+/// Rows of A packed (or read in place) at once: a kMC x kKC block (72 KiB)
+/// stays in L2 with room for the B panels streaming past it (measured best
+/// of 48..240); whole micro-tiles of every set (6, 8 or 12 rows).
 inline constexpr std::int64_t kMC = 72;
+static_assert(kMC % 24 == 0);
 inline constexpr std::size_t kAlign = 64;
 
 inline std::int64_t panel_count(std::int64_t N, std::int64_t nr) { return (N + nr - 1) / nr; }
@@ -4232,15 +4239,16 @@ inline std::int64_t packed_a_floats(std::int64_t rows, std::int64_t kc, std::int
 }
 
 /// A partial tile (fewer rows, or only columns [col_lo, col_hi) of the panel)
-/// goes through a full-size local tile so its arithmetic matches a full one.
-inline void edge_tile(const Kernels& kernels, std::int64_t kc, const float* a, const float* b, float* c,
-                      std::int64_t ldc, std::int64_t rows, std::int64_t col_lo, std::int64_t col_hi, bool first) {
+/// goes through a full-size local tile so its arithmetic matches a full one;
+/// `run(tile, ldt, first)` is the micro-kernel call for it.
+template <class Run>
+inline void edge_tile(std::int64_t nr, float* c, std::int64_t ldc, std::int64_t rows, std::int64_t col_lo,
+                      std::int64_t col_hi, bool first, Run run) {
   alignas(kAlign) float tile[kMaxMR * kMaxNR] = {};
-  const std::int64_t nr = kernels.nr;
   const std::size_t row_bytes = static_cast<std::size_t>(col_hi - col_lo) * sizeof(float);
   if (!first)
     for (std::int64_t i = 0; i < rows; ++i) std::memcpy(tile + i * nr + col_lo, c + i * ldc + col_lo, row_bytes);
-  kernels.micro(kc, a, b, tile, nr, first);
+  run(tile, nr, first);
   for (std::int64_t i = 0; i < rows; ++i) std::memcpy(c + i * ldc + col_lo, tile + i * nr + col_lo, row_bytes);
 }
 
@@ -4269,47 +4277,59 @@ struct PackedBView {
 };
 
 namespace gemm_detail {
-/// C[m0:m, n0:n1] for the largest m <= m1 of whole micro-tiles, with A read
-/// in place (the kernel set's `unpacked`); returns m, where packing takes over.
-inline std::int64_t unpacked_rows(const float* A, std::int64_t lda, const PackedBView& B, float* C, std::int64_t ldc,
-                                  std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1) {
+/// Rows [0, mc) of C for k-block k0 against B's panels covering
+/// columns [n0, n1); `tile(r, b, c, ldc, first)` runs the micro-kernel for the
+/// tile at row r (its A wherever the caller keeps it). Panel outer, rows inner:
+/// the B micro-panel stays in L1 while A streams from L2.
+template <class Tile>
+inline void block_product(std::int64_t mc, std::int64_t k0, const PackedBView& B, float* C, std::int64_t ldc,
+                          std::int64_t n0, std::int64_t n1, Tile tile) {
   const Kernels& kernels = *B.kernels;
-  const std::int64_t mr = kernels.mr, nr = kernels.nr;
-  alignas(kAlign) float tile[kMaxMR * kMaxNR];
-  std::int64_t i = m0;
-  for (; i + mr <= m1; i += mr)
-    for (std::int64_t p = n0 / nr; p < panel_count(n1, nr); ++p) {
-      kernels.unpacked(B.K, A + i * lda, lda, B.data + p * B.K * nr, tile);
-      const std::int64_t lo = std::max(n0, p * nr), hi = std::min(n1, (p + 1) * nr);
-      for (std::int64_t r = 0; r < mr; ++r)
-        std::memcpy(C + (i + r) * ldc + lo, tile + r * nr + (lo - p * nr), static_cast<std::size_t>(hi - lo) * sizeof(float));
-    }
-  return i;
-}
-
-/// One packed A block (mc rows of k-block k0, kc deep) against B's panels
-/// covering columns [n0, n1): C rows [0, mc) of the block. Panel outer, rows
-/// inner: the B micro-panel stays in L1 while the packed A block streams from L2.
-inline void block_product(const float* packed_a, std::int64_t mc, std::int64_t kc, std::int64_t k0, const PackedBView& B,
-                          float* C, std::int64_t ldc, std::int64_t n0, std::int64_t n1) {
-  const Kernels& kernels = *B.kernels;
-  const std::int64_t nr = kernels.nr;
+  const std::int64_t nr = kernels.nr, mr = kernels.mr;
   const bool first = k0 == 0;
   for (std::int64_t p = n0 / nr; p < panel_count(n1, nr); ++p) {
     const float* b = B.data + p * B.K * nr + k0 * nr;
     const std::int64_t col0 = p * nr;
     const std::int64_t col_lo = std::max(n0, col0) - col0, col_hi = std::min(n1, col0 + nr) - col0;
     const bool full_width = col_lo == 0 && col_hi == nr;
-    for (std::int64_t r = 0; r < mc; r += kernels.mr) {
-      const float* a = packed_a + r * kc;
+    for (std::int64_t r = 0; r < mc; r += mr) {
       float* c = C + r * ldc + col0;
-      const std::int64_t rows = std::min(kernels.mr, mc - r);
-      if (full_width && rows == kernels.mr)
-        kernels.micro(kc, a, b, c, ldc, first);
+      const std::int64_t rows = std::min(mr, mc - r);
+      if (full_width && rows == mr)
+        tile(r, b, c, ldc, first);
       else
-        edge_tile(kernels, kc, a, b, c, ldc, rows, col_lo, col_hi, first);
+        edge_tile(nr, c, ldc, rows, col_lo, col_hi, first,
+                  [&](float* staged, std::int64_t lds, bool f) { tile(r, b, staged, lds, f); });
     }
   }
+}
+
+/// One packed A block (mc rows, kc deep, as pack_a writes it) at k-block k0.
+inline void block_product(const float* packed_a, std::int64_t mc, std::int64_t kc, std::int64_t k0, const PackedBView& B,
+                          float* C, std::int64_t ldc, std::int64_t n0, std::int64_t n1) {
+  const Kernels& kernels = *B.kernels;
+  block_product(mc, k0, B, C, ldc, n0, n1, [&](std::int64_t r, const float* b, float* c, std::int64_t ldc_, bool first) {
+    kernels.micro(kc, packed_a + r * kc, b, c, ldc_, first);
+  });
+}
+
+/// C[m0:m, n0:n1] for the largest m <= m1 of whole micro-tiles, with A read
+/// in place (the kernel set's `micro_in_place`); returns m, where packing takes over.
+inline std::int64_t in_place_rows(const float* A, std::int64_t lda, const PackedBView& B, float* C, std::int64_t ldc,
+                                  std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1) {
+  const Kernels& kernels = *B.kernels;
+  const std::int64_t m = m0 + (m1 - m0) / kernels.mr * kernels.mr;
+  for (std::int64_t k0 = 0; k0 < B.K; k0 += kKC) {
+    const std::int64_t kc = std::min(kKC, B.K - k0);
+    for (std::int64_t i0 = m0; i0 < m; i0 += kMC) {
+      const float* a = A + i0 * lda + k0;
+      block_product(std::min(kMC, m - i0), k0, B, C + i0 * ldc, ldc, n0, n1,
+                    [&](std::int64_t r, const float* b, float* c, std::int64_t ldc_, bool first) {
+                      kernels.micro_in_place(kc, a + r * lda, lda, b, c, ldc_, first);
+                    });
+    }
+  }
+  return m;
 }
 }  // namespace gemm_detail
 
@@ -4474,7 +4494,7 @@ inline void gemm(const float* A, std::int64_t lda, PackedBView B, float* C, std:
     return;
   }
   if (m1 - m0 == 1) return gemv_row(*B.kernels, A + m0 * lda, B.data, K, C + m0 * ldc, n0, n1);  // a batch-1 product
-  if (B.kernels->unpacked) m0 = unpacked_rows(A, lda, B, C, ldc, m0, m1, n0, n1);  // whole micro-tiles; the rest below
+  if (B.kernels->micro_in_place) m0 = in_place_rows(A, lda, B, C, ldc, m0, m1, n0, n1);  // whole micro-tiles; the rest below
   for (std::int64_t k0 = 0; k0 < K; k0 += kKC) {
     const std::int64_t kc = std::min(kKC, K - k0);
     for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {
@@ -4967,10 +4987,12 @@ inline float tanh(float x) {
 
 inline float sigmoid(float x) { return std::isnan(x) ? x : 1.0f / (1.0f + simd::exp(-x)); }
 
-/// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+/// 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), computed as
+/// x / (1 + e^(-2u)) (the same function): one exp and a division instead of
+/// tanh's two branches, and no cancellation in 1 + tanh(u) where u < 0.
 inline float gelu_tanh(float x) {
   const float inner = 0.79788456080286536f * std::fma(0.044715f * x, x * x, x);
-  return (0.5f * x) * (1.0f + simd::tanh(inner));
+  return x / (1.0f + simd::exp(-2.0f * inner));
 }
 
 // ---- sums and row statistics in double ----
@@ -5061,7 +5083,24 @@ inline std::vector<float> pack_conv_taps(const float* weights, std::int64_t outp
 
 // ---- blocks: y[0:n] = f(x[0:n]) on the process's instruction set ----
 
-enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh };
+enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh, relu };
+
+// ---- blocks of two operands: y[0:n] = f(a[0:n], b[0:n]) ----
+//
+// The arithmetic elementwise groups run most (bias and residual adds, scales,
+// clamps): exactly rounded, or one operand chosen, so a vector lane is the
+// scalar's bits. NaN rules as ops/elementwise.hpp's Maximum and Minimum;
+// where both operands are NaN, add and mul give either (so do scalar loops,
+// whose operand order is the compiler's).
+
+enum class Arithmetic { add, sub, mul, div, maximum, minimum };
+
+inline float add(float a, float b) { return a + b; }
+inline float sub(float a, float b) { return a - b; }
+inline float mul(float a, float b) { return a * b; }
+inline float div(float a, float b) { return a / b; }
+inline float maximum(float a, float b) { return a != a ? a : (b != b ? b : (a < b ? b : a)); }
+inline float minimum(float a, float b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }
 
 namespace portable {
 template <float (*Lane)(float)>
@@ -5076,6 +5115,21 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::tanh: return map_block<simd::tanh>(x, y, n);
     case Function::sigmoid: return map_block<simd::sigmoid>(x, y, n);
     case Function::gelu_tanh: return map_block<simd::gelu_tanh>(x, y, n);
+    case Function::relu: return map_block<simd::relu>(x, y, n);
+  }
+}
+template <float (*Lane)(float, float)>
+inline void map2_block(const float* a, const float* b, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = Lane(a[i], b[i]);
+}
+inline void apply(Arithmetic f, const float* a, const float* b, float* y, std::int64_t n) {
+  switch (f) {
+    case Arithmetic::add: return map2_block<simd::add>(a, b, y, n);
+    case Arithmetic::sub: return map2_block<simd::sub>(a, b, y, n);
+    case Arithmetic::mul: return map2_block<simd::mul>(a, b, y, n);
+    case Arithmetic::div: return map2_block<simd::div>(a, b, y, n);
+    case Arithmetic::maximum: return map2_block<simd::maximum>(a, b, y, n);
+    case Arithmetic::minimum: return map2_block<simd::minimum>(a, b, y, n);
   }
 }
 inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
@@ -5264,8 +5318,22 @@ inline V::T sigmoid_v(V::T x) {
 
 inline V::T gelu_tanh_v(V::T x) {
   const V::T cubic = V::fma(V::mul(V::set1(0.044715f), x), V::mul(x, x), x);
-  const V::T th = tanh_v(V::mul(V::set1(0.79788456080286536f), cubic));
-  return V::mul(V::mul(V::set1(0.5f), x), V::add(V::set1(1.0f), th));
+  const V::T inner = V::mul(V::set1(0.79788456080286536f), cubic);
+  return V::div(x, V::add(V::set1(1.0f), exp_v(V::mul(V::set1(-2.0f), inner))));
+}
+
+inline V::T relu_v(V::T x) {
+  const V::T zero = V::set1(0.0f);
+  return V::select(V::mask_or(V::less(zero, x), V::is_nan(x)), x, zero);
+}
+
+inline V::T maximum_v(V::T a, V::T b) {
+  const V::T larger = V::select(V::less(a, b), b, a);
+  return V::select(V::is_nan(a), a, V::select(V::is_nan(b), b, larger));
+}
+inline V::T minimum_v(V::T a, V::T b) {
+  const V::T smaller = V::select(V::less(b, a), b, a);
+  return V::select(V::is_nan(a), a, V::select(V::is_nan(b), b, smaller));
 }
 
 /// y[0:n] = f(x[0:n]): kLanes at a time, the scalar form for the tail.
@@ -5284,6 +5352,26 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::tanh: return map_block<tanh_v, simd::tanh>(x, y, n);
     case Function::sigmoid: return map_block<sigmoid_v, simd::sigmoid>(x, y, n);
     case Function::gelu_tanh: return map_block<gelu_tanh_v, simd::gelu_tanh>(x, y, n);
+    case Function::relu: return map_block<relu_v, simd::relu>(x, y, n);
+  }
+}
+
+/// y[0:n] = f(a[0:n], b[0:n]): kLanes at a time, the scalar form for the tail.
+template <V::T (*Vector)(V::T, V::T), float (*Lane)(float, float)>
+inline void map2_block(const float* a, const float* b, float* y, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, Vector(V::load(a + i), V::load(b + i)));
+  for (; i < n; ++i) y[i] = Lane(a[i], b[i]);
+}
+
+inline void apply(Arithmetic f, const float* a, const float* b, float* y, std::int64_t n) {
+  switch (f) {
+    case Arithmetic::add: return map2_block<V::add, simd::add>(a, b, y, n);
+    case Arithmetic::sub: return map2_block<V::sub, simd::sub>(a, b, y, n);
+    case Arithmetic::mul: return map2_block<V::mul, simd::mul>(a, b, y, n);
+    case Arithmetic::div: return map2_block<V::div, simd::div>(a, b, y, n);
+    case Arithmetic::maximum: return map2_block<maximum_v, simd::maximum>(a, b, y, n);
+    case Arithmetic::minimum: return map2_block<minimum_v, simd::minimum>(a, b, y, n);
   }
 }
 
@@ -5407,10 +5495,7 @@ inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count,
 template <bool Bias, bool Relu>
 inline V::T conv_output_v(V::T x, V::T bias) {
   if constexpr (Bias) x = V::add(x, bias);
-  if constexpr (Relu) {
-    const V::T zero = V::set1(0.0f);
-    x = V::select(V::mask_or(V::less(zero, x), V::is_nan(x)), x, zero);
-  }
+  if constexpr (Relu) x = relu_v(x);
   return x;
 }
 
@@ -5629,8 +5714,22 @@ inline V::T sigmoid_v(V::T x) {
 
 inline V::T gelu_tanh_v(V::T x) {
   const V::T cubic = V::fma(V::mul(V::set1(0.044715f), x), V::mul(x, x), x);
-  const V::T th = tanh_v(V::mul(V::set1(0.79788456080286536f), cubic));
-  return V::mul(V::mul(V::set1(0.5f), x), V::add(V::set1(1.0f), th));
+  const V::T inner = V::mul(V::set1(0.79788456080286536f), cubic);
+  return V::div(x, V::add(V::set1(1.0f), exp_v(V::mul(V::set1(-2.0f), inner))));
+}
+
+inline V::T relu_v(V::T x) {
+  const V::T zero = V::set1(0.0f);
+  return V::select(V::mask_or(V::less(zero, x), V::is_nan(x)), x, zero);
+}
+
+inline V::T maximum_v(V::T a, V::T b) {
+  const V::T larger = V::select(V::less(a, b), b, a);
+  return V::select(V::is_nan(a), a, V::select(V::is_nan(b), b, larger));
+}
+inline V::T minimum_v(V::T a, V::T b) {
+  const V::T smaller = V::select(V::less(b, a), b, a);
+  return V::select(V::is_nan(a), a, V::select(V::is_nan(b), b, smaller));
 }
 
 /// y[0:n] = f(x[0:n]): kLanes at a time, the scalar form for the tail.
@@ -5649,6 +5748,26 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::tanh: return map_block<tanh_v, simd::tanh>(x, y, n);
     case Function::sigmoid: return map_block<sigmoid_v, simd::sigmoid>(x, y, n);
     case Function::gelu_tanh: return map_block<gelu_tanh_v, simd::gelu_tanh>(x, y, n);
+    case Function::relu: return map_block<relu_v, simd::relu>(x, y, n);
+  }
+}
+
+/// y[0:n] = f(a[0:n], b[0:n]): kLanes at a time, the scalar form for the tail.
+template <V::T (*Vector)(V::T, V::T), float (*Lane)(float, float)>
+inline void map2_block(const float* a, const float* b, float* y, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, Vector(V::load(a + i), V::load(b + i)));
+  for (; i < n; ++i) y[i] = Lane(a[i], b[i]);
+}
+
+inline void apply(Arithmetic f, const float* a, const float* b, float* y, std::int64_t n) {
+  switch (f) {
+    case Arithmetic::add: return map2_block<V::add, simd::add>(a, b, y, n);
+    case Arithmetic::sub: return map2_block<V::sub, simd::sub>(a, b, y, n);
+    case Arithmetic::mul: return map2_block<V::mul, simd::mul>(a, b, y, n);
+    case Arithmetic::div: return map2_block<V::div, simd::div>(a, b, y, n);
+    case Arithmetic::maximum: return map2_block<maximum_v, simd::maximum>(a, b, y, n);
+    case Arithmetic::minimum: return map2_block<minimum_v, simd::minimum>(a, b, y, n);
   }
 }
 
@@ -5772,10 +5891,7 @@ inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count,
 template <bool Bias, bool Relu>
 inline V::T conv_output_v(V::T x, V::T bias) {
   if constexpr (Bias) x = V::add(x, bias);
-  if constexpr (Relu) {
-    const V::T zero = V::set1(0.0f);
-    x = V::select(V::mask_or(V::less(zero, x), V::is_nan(x)), x, zero);
-  }
+  if constexpr (Relu) x = relu_v(x);
   return x;
 }
 
@@ -5868,6 +5984,16 @@ inline void apply(Function f, Isa isa, const float* x, float* y, std::int64_t n)
 #endif
   (void)isa;
   portable::apply(f, x, y, n);
+}
+
+/// y[0:n] = f(a[0:n], b[0:n]) with `isa`'s vectors (the CPU must run it).
+inline void apply(Arithmetic f, Isa isa, const float* a, const float* b, float* y, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::apply(f, a, b, y, n);
+  if (isa == Isa::avx2) return avx2::apply(f, a, b, y, n);
+#endif
+  (void)isa;
+  portable::apply(f, a, b, y, n);
 }
 
 /// acc[0:n] = fma(w, x[0:n], acc[0:n]) with `isa`'s vectors: the same bits on every set.
@@ -6035,6 +6161,11 @@ inline void exp_block(const float* x, float* y, std::int64_t n) { block<Function
 inline void tanh_block(const float* x, float* y, std::int64_t n) { block<Function::tanh>(x, y, n); }
 inline void sigmoid_block(const float* x, float* y, std::int64_t n) { block<Function::sigmoid>(x, y, n); }
 inline void gelu_tanh_block(const float* x, float* y, std::int64_t n) { block<Function::gelu_tanh>(x, y, n); }
+inline void relu_block(const float* x, float* y, std::int64_t n) { block<Function::relu>(x, y, n); }
+template <Arithmetic F>
+inline void block(const float* a, const float* b, float* y, std::int64_t n) {
+  apply(F, active_isa(), a, b, y, n);
+}
 
 }  // namespace rml::exec::simd
 // ---- end rml/exec/simd_math.hpp ----
@@ -6096,10 +6227,15 @@ void cast(const void* const* a, void* out, std::int64_t n) {
   To* y = static_cast<To*>(out);
   for (std::int64_t i = 0; i < n; ++i) y[i] = Cast::apply<To>(x[i]);
 }
-/// An f32 function vectorised in simd_math.hpp (exp, tanh, sigmoid, erf, the GELUs).
+/// An f32 function vectorised in simd_math.hpp (exp, tanh, sigmoid, erf, the GELUs, relu).
 template <void (*Vectorised)(const float*, float*, std::int64_t)>
 void f32(const void* const* a, void* out, std::int64_t n) {
   Vectorised(static_cast<const float*>(a[0]), static_cast<float*>(out), n);
+}
+/// f32 arithmetic of two operands, vectorised in simd_math.hpp.
+template <simd::Arithmetic F>
+void f32_arithmetic(const void* const* a, void* out, std::int64_t n) {
+  simd::block<F>(static_cast<const float*>(a[0]), static_cast<const float*>(a[1]), static_cast<float*>(out), n);
 }
 
 }  // namespace block
@@ -6144,6 +6280,29 @@ template <> struct BlockFor<Exp> : VectorisedBlock<simd::exp_block> {};
 template <> struct BlockFor<Tanh> : VectorisedBlock<simd::tanh_block> {};
 template <> struct BlockFor<Sigmoid> : VectorisedBlock<simd::sigmoid_block> {};
 template <> struct BlockFor<Erf> : VectorisedBlock<simd::erf_block> {};
+/// So are relu and the commonest arithmetic on f32 (the same bits as the scalar
+/// loops: exactly rounded, or an operand chosen); i32 keeps the op's own loop.
+template <class Op, void (*Vectorised)(const float*, float*, std::int64_t)>
+struct VectorisedF32Unary {
+  static BlockFn function(const Op&, const Types& in) {
+    return in[0].dtype == DType::i32 ? &block::unary<Op, std::int32_t> : &block::f32<Vectorised>;
+  }
+};
+template <class Op, simd::Arithmetic F>
+struct VectorisedF32Binary {
+  static BlockFn function(const Op&, const Types& in) {
+    if constexpr (Op::accepts == Accepts::any)
+      if (in[0].dtype == DType::i32) return &block::binary<Op, std::int32_t>;
+    return &block::f32_arithmetic<F>;
+  }
+};
+template <> struct BlockFor<Relu> : VectorisedF32Unary<Relu, simd::relu_block> {};
+template <> struct BlockFor<Add> : VectorisedF32Binary<Add, simd::Arithmetic::add> {};
+template <> struct BlockFor<Sub> : VectorisedF32Binary<Sub, simd::Arithmetic::sub> {};
+template <> struct BlockFor<Mul> : VectorisedF32Binary<Mul, simd::Arithmetic::mul> {};
+template <> struct BlockFor<Div> : VectorisedF32Binary<Div, simd::Arithmetic::div> {};
+template <> struct BlockFor<Maximum> : VectorisedF32Binary<Maximum, simd::Arithmetic::maximum> {};
+template <> struct BlockFor<Minimum> : VectorisedF32Binary<Minimum, simd::Arithmetic::minimum> {};
 template <>
 struct BlockFor<Select> {
   static BlockFn function(const Select&, const Types& in) {

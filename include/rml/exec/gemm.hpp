@@ -27,9 +27,11 @@ namespace gemm_detail {
 
 /// K-block depth: one B micro-panel (kKC x nr floats, 16 or 32 KiB) stays in L1.
 inline constexpr std::int64_t kKC = 256;
-/// Rows of A packed at once: a kMC x kKC block (72 KiB) stays in L2 with
-/// room for the B panels streaming past it (measured best of 48..240).
+/// Rows of A packed (or read in place) at once: a kMC x kKC block (72 KiB)
+/// stays in L2 with room for the B panels streaming past it (measured best
+/// of 48..240); whole micro-tiles of every set (6, 8 or 12 rows).
 inline constexpr std::int64_t kMC = 72;
+static_assert(kMC % 24 == 0);
 inline constexpr std::size_t kAlign = 64;
 
 inline std::int64_t panel_count(std::int64_t N, std::int64_t nr) { return (N + nr - 1) / nr; }
@@ -101,15 +103,16 @@ inline std::int64_t packed_a_floats(std::int64_t rows, std::int64_t kc, std::int
 }
 
 /// A partial tile (fewer rows, or only columns [col_lo, col_hi) of the panel)
-/// goes through a full-size local tile so its arithmetic matches a full one.
-inline void edge_tile(const Kernels& kernels, std::int64_t kc, const float* a, const float* b, float* c,
-                      std::int64_t ldc, std::int64_t rows, std::int64_t col_lo, std::int64_t col_hi, bool first) {
+/// goes through a full-size local tile so its arithmetic matches a full one;
+/// `run(tile, ldt, first)` is the micro-kernel call for it.
+template <class Run>
+inline void edge_tile(std::int64_t nr, float* c, std::int64_t ldc, std::int64_t rows, std::int64_t col_lo,
+                      std::int64_t col_hi, bool first, Run run) {
   alignas(kAlign) float tile[kMaxMR * kMaxNR] = {};
-  const std::int64_t nr = kernels.nr;
   const std::size_t row_bytes = static_cast<std::size_t>(col_hi - col_lo) * sizeof(float);
   if (!first)
     for (std::int64_t i = 0; i < rows; ++i) std::memcpy(tile + i * nr + col_lo, c + i * ldc + col_lo, row_bytes);
-  kernels.micro(kc, a, b, tile, nr, first);
+  run(tile, nr, first);
   for (std::int64_t i = 0; i < rows; ++i) std::memcpy(c + i * ldc + col_lo, tile + i * nr + col_lo, row_bytes);
 }
 
@@ -138,47 +141,59 @@ struct PackedBView {
 };
 
 namespace gemm_detail {
-/// C[m0:m, n0:n1] for the largest m <= m1 of whole micro-tiles, with A read
-/// in place (the kernel set's `unpacked`); returns m, where packing takes over.
-inline std::int64_t unpacked_rows(const float* A, std::int64_t lda, const PackedBView& B, float* C, std::int64_t ldc,
-                                  std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1) {
+/// Rows [0, mc) of C for k-block k0 against B's panels covering
+/// columns [n0, n1); `tile(r, b, c, ldc, first)` runs the micro-kernel for the
+/// tile at row r (its A wherever the caller keeps it). Panel outer, rows inner:
+/// the B micro-panel stays in L1 while A streams from L2.
+template <class Tile>
+inline void block_product(std::int64_t mc, std::int64_t k0, const PackedBView& B, float* C, std::int64_t ldc,
+                          std::int64_t n0, std::int64_t n1, Tile tile) {
   const Kernels& kernels = *B.kernels;
-  const std::int64_t mr = kernels.mr, nr = kernels.nr;
-  alignas(kAlign) float tile[kMaxMR * kMaxNR];
-  std::int64_t i = m0;
-  for (; i + mr <= m1; i += mr)
-    for (std::int64_t p = n0 / nr; p < panel_count(n1, nr); ++p) {
-      kernels.unpacked(B.K, A + i * lda, lda, B.data + p * B.K * nr, tile);
-      const std::int64_t lo = std::max(n0, p * nr), hi = std::min(n1, (p + 1) * nr);
-      for (std::int64_t r = 0; r < mr; ++r)
-        std::memcpy(C + (i + r) * ldc + lo, tile + r * nr + (lo - p * nr), static_cast<std::size_t>(hi - lo) * sizeof(float));
-    }
-  return i;
-}
-
-/// One packed A block (mc rows of k-block k0, kc deep) against B's panels
-/// covering columns [n0, n1): C rows [0, mc) of the block. Panel outer, rows
-/// inner: the B micro-panel stays in L1 while the packed A block streams from L2.
-inline void block_product(const float* packed_a, std::int64_t mc, std::int64_t kc, std::int64_t k0, const PackedBView& B,
-                          float* C, std::int64_t ldc, std::int64_t n0, std::int64_t n1) {
-  const Kernels& kernels = *B.kernels;
-  const std::int64_t nr = kernels.nr;
+  const std::int64_t nr = kernels.nr, mr = kernels.mr;
   const bool first = k0 == 0;
   for (std::int64_t p = n0 / nr; p < panel_count(n1, nr); ++p) {
     const float* b = B.data + p * B.K * nr + k0 * nr;
     const std::int64_t col0 = p * nr;
     const std::int64_t col_lo = std::max(n0, col0) - col0, col_hi = std::min(n1, col0 + nr) - col0;
     const bool full_width = col_lo == 0 && col_hi == nr;
-    for (std::int64_t r = 0; r < mc; r += kernels.mr) {
-      const float* a = packed_a + r * kc;
+    for (std::int64_t r = 0; r < mc; r += mr) {
       float* c = C + r * ldc + col0;
-      const std::int64_t rows = std::min(kernels.mr, mc - r);
-      if (full_width && rows == kernels.mr)
-        kernels.micro(kc, a, b, c, ldc, first);
+      const std::int64_t rows = std::min(mr, mc - r);
+      if (full_width && rows == mr)
+        tile(r, b, c, ldc, first);
       else
-        edge_tile(kernels, kc, a, b, c, ldc, rows, col_lo, col_hi, first);
+        edge_tile(nr, c, ldc, rows, col_lo, col_hi, first,
+                  [&](float* staged, std::int64_t lds, bool f) { tile(r, b, staged, lds, f); });
     }
   }
+}
+
+/// One packed A block (mc rows, kc deep, as pack_a writes it) at k-block k0.
+inline void block_product(const float* packed_a, std::int64_t mc, std::int64_t kc, std::int64_t k0, const PackedBView& B,
+                          float* C, std::int64_t ldc, std::int64_t n0, std::int64_t n1) {
+  const Kernels& kernels = *B.kernels;
+  block_product(mc, k0, B, C, ldc, n0, n1, [&](std::int64_t r, const float* b, float* c, std::int64_t ldc_, bool first) {
+    kernels.micro(kc, packed_a + r * kc, b, c, ldc_, first);
+  });
+}
+
+/// C[m0:m, n0:n1] for the largest m <= m1 of whole micro-tiles, with A read
+/// in place (the kernel set's `micro_in_place`); returns m, where packing takes over.
+inline std::int64_t in_place_rows(const float* A, std::int64_t lda, const PackedBView& B, float* C, std::int64_t ldc,
+                                  std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1) {
+  const Kernels& kernels = *B.kernels;
+  const std::int64_t m = m0 + (m1 - m0) / kernels.mr * kernels.mr;
+  for (std::int64_t k0 = 0; k0 < B.K; k0 += kKC) {
+    const std::int64_t kc = std::min(kKC, B.K - k0);
+    for (std::int64_t i0 = m0; i0 < m; i0 += kMC) {
+      const float* a = A + i0 * lda + k0;
+      block_product(std::min(kMC, m - i0), k0, B, C + i0 * ldc, ldc, n0, n1,
+                    [&](std::int64_t r, const float* b, float* c, std::int64_t ldc_, bool first) {
+                      kernels.micro_in_place(kc, a + r * lda, lda, b, c, ldc_, first);
+                    });
+    }
+  }
+  return m;
 }
 }  // namespace gemm_detail
 
@@ -343,7 +358,7 @@ inline void gemm(const float* A, std::int64_t lda, PackedBView B, float* C, std:
     return;
   }
   if (m1 - m0 == 1) return gemv_row(*B.kernels, A + m0 * lda, B.data, K, C + m0 * ldc, n0, n1);  // a batch-1 product
-  if (B.kernels->unpacked) m0 = unpacked_rows(A, lda, B, C, ldc, m0, m1, n0, n1);  // whole micro-tiles; the rest below
+  if (B.kernels->micro_in_place) m0 = in_place_rows(A, lda, B, C, ldc, m0, m1, n0, n1);  // whole micro-tiles; the rest below
   for (std::int64_t k0 = 0; k0 < K; k0 += kKC) {
     const std::int64_t kc = std::min(kKC, K - k0);
     for (std::int64_t i0 = m0; i0 < m1; i0 += kMC) {

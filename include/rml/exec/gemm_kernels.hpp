@@ -36,10 +36,12 @@ struct Kernels {
   void (*micro_gathered)(std::int64_t kc, const float* a, const float* b, const std::int64_t* offsets, float* c,
                          std::int64_t ldc, bool first);
   void (*row)(const float* a, const float* b, std::int64_t K, int panels, float* out);
-  /// An mr x nr tile over all K with A read in place (row-major, lda) into
-  /// `out` (mr x nr), or null: where B is so narrow that packing A would cost
-  /// as much as the product (the narrow set).
-  void (*unpacked)(std::int64_t K, const float* a, std::int64_t lda, const float* b, float* out) = nullptr;
+  /// `micro` with the mr rows of A read in place (row-major, lda) instead of
+  /// packed, or null. Packing A costs about as much as the product where B is
+  /// narrow (the narrow set), and ~5 % of a large AVX-512 product, whose
+  /// micro-kernel broadcasts from eight rows as fast as from one packed panel.
+  void (*micro_in_place)(std::int64_t kc, const float* a, std::int64_t lda, const float* b, float* c,
+                         std::int64_t ldc, bool first) = nullptr;
 };
 
 /// Where a micro-kernel finds row k of its B panel.
@@ -54,32 +56,49 @@ struct GatheredRows {  // anywhere
   const float* operator()(std::int64_t k) const { return b + offsets[k]; }
 };
 
-/// The two entry points of a micro-kernel written once over its B rows.
-template <template <class> class Micro, std::int64_t NR>
+/// Where a micro-kernel finds A[i][k] of its tile: a packed micro-panel
+/// (mr values per k, one after another) or the rows in place.
+template <std::int64_t MR>
+struct PackedCols {
+  const float* a;
+  const float* operator()(std::int64_t k, int i) const { return a + k * MR + i; }
+};
+struct InPlaceCols {
+  const float* a;
+  std::int64_t lda;
+  const float* operator()(std::int64_t k, int i) const { return a + i * lda + k; }
+};
+
+/// The entry points of a micro-kernel written once over where its B rows and A columns are.
+template <template <class, class> class Micro, std::int64_t MR, std::int64_t NR>
 struct MicroEntries {
   static void packed(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, bool first) {
-    Micro<PackedRows<NR>>::run(kc, a, PackedRows<NR>{b}, c, ldc, first);
+    Micro<PackedRows<NR>, PackedCols<MR>>::run(kc, PackedCols<MR>{a}, PackedRows<NR>{b}, c, ldc, first);
   }
   static void gathered(std::int64_t kc, const float* a, const float* b, const std::int64_t* offsets, float* c,
                        std::int64_t ldc, bool first) {
-    Micro<GatheredRows>::run(kc, a, GatheredRows{b, offsets}, c, ldc, first);
+    Micro<GatheredRows, PackedCols<MR>>::run(kc, PackedCols<MR>{a}, GatheredRows{b, offsets}, c, ldc, first);
+  }
+  static void in_place(std::int64_t kc, const float* a, std::int64_t lda, const float* b, float* c, std::int64_t ldc,
+                       bool first) {
+    Micro<PackedRows<NR>, InPlaceCols>::run(kc, InPlaceCols{a, lda}, PackedRows<NR>{b}, c, ldc, first);
   }
 };
 
 // ---- portable: 6 x 16, std::fma per element ----
 
-template <class Rows>
+template <class Rows, class Cols>
 struct MicroPortable {
   static constexpr std::int64_t kMR = 6;
-  static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+  static void run(std::int64_t kc, Cols a, Rows rows, float* c, std::int64_t ldc, bool first) {
     constexpr std::int64_t nr = 16;
     float acc[kMR][nr];
     for (std::int64_t i = 0; i < kMR; ++i)
       for (std::int64_t j = 0; j < nr; ++j) acc[i][j] = first ? 0.0f : c[i * ldc + j];
-    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+    for (std::int64_t k = 0; k < kc; ++k) {
       const float* b = rows(k);
       for (std::int64_t i = 0; i < kMR; ++i)
-        for (std::int64_t j = 0; j < nr; ++j) acc[i][j] = std::fma(a[i], b[j], acc[i][j]);
+        for (std::int64_t j = 0; j < nr; ++j) acc[i][j] = std::fma(*a(k, static_cast<int>(i)), b[j], acc[i][j]);
     }
     for (std::int64_t i = 0; i < kMR; ++i)
       for (std::int64_t j = 0; j < nr; ++j) c[i * ldc + j] = acc[i][j];
@@ -101,10 +120,10 @@ inline void row_portable(const float* a, const float* b, std::int64_t K, int pan
 
 // ---- AVX2 + FMA: 6 x 16, twelve ymm accumulators ----
 
-template <class Rows>
+template <class Rows, class Cols>
 struct MicroAvx2 {
   static constexpr std::int64_t kMR = 6;
-  RML_TARGET_AVX2 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+  RML_TARGET_AVX2 static void run(std::int64_t kc, Cols a, Rows rows, float* c, std::int64_t ldc, bool first) {
     // Written out: with 15 of the 16 ymm registers live, an array of
     // accumulators lets GCC spill some of them to the stack (measured 1.8x slower).
     __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
@@ -118,20 +137,20 @@ struct MicroAvx2 {
       c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);
       c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);
     }
-    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+    for (std::int64_t k = 0; k < kc; ++k) {
       const float* b = rows(k);
       const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-      __m256 ai = _mm256_broadcast_ss(a + 0);
+      __m256 ai = _mm256_broadcast_ss(a(k, 0));
       c00 = _mm256_fmadd_ps(ai, b0, c00), c01 = _mm256_fmadd_ps(ai, b1, c01);
-      ai = _mm256_broadcast_ss(a + 1);
+      ai = _mm256_broadcast_ss(a(k, 1));
       c10 = _mm256_fmadd_ps(ai, b0, c10), c11 = _mm256_fmadd_ps(ai, b1, c11);
-      ai = _mm256_broadcast_ss(a + 2);
+      ai = _mm256_broadcast_ss(a(k, 2));
       c20 = _mm256_fmadd_ps(ai, b0, c20), c21 = _mm256_fmadd_ps(ai, b1, c21);
-      ai = _mm256_broadcast_ss(a + 3);
+      ai = _mm256_broadcast_ss(a(k, 3));
       c30 = _mm256_fmadd_ps(ai, b0, c30), c31 = _mm256_fmadd_ps(ai, b1, c31);
-      ai = _mm256_broadcast_ss(a + 4);
+      ai = _mm256_broadcast_ss(a(k, 4));
       c40 = _mm256_fmadd_ps(ai, b0, c40), c41 = _mm256_fmadd_ps(ai, b1, c41);
-      ai = _mm256_broadcast_ss(a + 5);
+      ai = _mm256_broadcast_ss(a(k, 5));
       c50 = _mm256_fmadd_ps(ai, b0, c50), c51 = _mm256_fmadd_ps(ai, b1, c51);
     }
     _mm256_storeu_ps(c + 0 * ldc, c00), _mm256_storeu_ps(c + 0 * ldc + 8, c01);
@@ -176,38 +195,22 @@ RML_TARGET_AVX2 inline void row_avx2(const float* a, const float* b, std::int64_
 // convolution's 256 x 256 @ 256 x 8, a classifier head): one ymm per row
 // instead, twelve rows deep.
 
-template <class Rows>
+template <class Rows, class Cols>
 struct MicroNarrow {
   static constexpr std::int64_t kMR = 12;
-  RML_TARGET_AVX2 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+  RML_TARGET_AVX2 static void run(std::int64_t kc, Cols a, Rows rows, float* c, std::int64_t ldc, bool first) {
     __m256 acc[kMR];
     RML_UNROLL
     for (int i = 0; i < kMR; ++i) acc[i] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + i * ldc);
-    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+    for (std::int64_t k = 0; k < kc; ++k) {
       const __m256 b = _mm256_loadu_ps(rows(k));
       RML_UNROLL
-      for (int i = 0; i < kMR; ++i) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i), b, acc[i]);
+      for (int i = 0; i < kMR; ++i) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a(k, i)), b, acc[i]);
     }
     RML_UNROLL
     for (int i = 0; i < kMR; ++i) _mm256_storeu_ps(c + i * ldc, acc[i]);
   }
 };
-
-/// MicroNarrow's tile from zero over all K, reading the 12 rows of A where
-/// they are: the same fma chains.
-RML_TARGET_AVX2 inline void narrow_unpacked(std::int64_t K, const float* a, std::int64_t lda, const float* b, float* out) {
-  constexpr int kMR = MicroNarrow<PackedRows<8>>::kMR;
-  __m256 acc[kMR];
-  RML_UNROLL
-  for (int i = 0; i < kMR; ++i) acc[i] = _mm256_setzero_ps();
-  for (std::int64_t k = 0; k < K; ++k) {
-    const __m256 bk = _mm256_loadu_ps(b + k * 8);
-    RML_UNROLL
-    for (int i = 0; i < kMR; ++i) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i * lda + k), bk, acc[i]);
-  }
-  RML_UNROLL
-  for (int i = 0; i < kMR; ++i) _mm256_storeu_ps(out + i * 8, acc[i]);
-}
 
 /// One row against `Panels` 8-wide panels, their fma chains interleaved (one
 /// chain a panel: one after another, each would wait out every fma's latency).
@@ -237,21 +240,21 @@ RML_TARGET_AVX2 inline void row_narrow(const float* a, const float* b, std::int6
 
 // ---- AVX-512: 8 x 32, sixteen zmm accumulators (B panels twice as wide) ----
 
-template <class Rows>
+template <class Rows, class Cols>
 struct MicroAvx512 {
   static constexpr std::int64_t kMR = 8;
-  RML_TARGET_AVX512 static void run(std::int64_t kc, const float* a, Rows rows, float* c, std::int64_t ldc, bool first) {
+  RML_TARGET_AVX512 static void run(std::int64_t kc, Cols a, Rows rows, float* c, std::int64_t ldc, bool first) {
     __m512 acc[kMR][2];
     RML_UNROLL
     for (int i = 0; i < kMR; ++i)
       RML_UNROLL
       for (int h = 0; h < 2; ++h) acc[i][h] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + i * ldc + 16 * h);
-    for (std::int64_t k = 0; k < kc; ++k, a += kMR) {
+    for (std::int64_t k = 0; k < kc; ++k) {
       const float* b = rows(k);
       const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
       RML_UNROLL
       for (int i = 0; i < kMR; ++i) {
-        const __m512 ai = _mm512_set1_ps(a[i]);
+        const __m512 ai = _mm512_set1_ps(*a(k, i));
         acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
         acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
       }
@@ -296,13 +299,14 @@ RML_TARGET_AVX512 inline void row_avx512(const float* a, const float* b, std::in
 /// Asking for more than the CPU runs is an error, not an illegal instruction later.
 inline const Kernels& kernels(Isa isa) {
   if (isa > cpu_isa()) fail(ErrorCode::unsupported, "this CPU cannot run the ", isa_name(isa), " kernels");
-  static constexpr Kernels portable{Isa::portable, 6, 16, MicroEntries<MicroPortable, 16>::packed,
-                                    MicroEntries<MicroPortable, 16>::gathered, row_portable};
+  static constexpr Kernels portable{Isa::portable, 6, 16, MicroEntries<MicroPortable, 6, 16>::packed,
+                                    MicroEntries<MicroPortable, 6, 16>::gathered, row_portable};
 #if RML_X86_DISPATCH
-  static constexpr Kernels avx2{Isa::avx2, 6, 16, MicroEntries<MicroAvx2, 16>::packed,
-                                MicroEntries<MicroAvx2, 16>::gathered, row_avx2};
-  static constexpr Kernels avx512{Isa::avx512, 8, 32, MicroEntries<MicroAvx512, 32>::packed,
-                                  MicroEntries<MicroAvx512, 32>::gathered, row_avx512};
+  static constexpr Kernels avx2{Isa::avx2, 6, 16, MicroEntries<MicroAvx2, 6, 16>::packed,
+                                MicroEntries<MicroAvx2, 6, 16>::gathered, row_avx2};
+  static constexpr Kernels avx512{Isa::avx512, 8, 32, MicroEntries<MicroAvx512, 8, 32>::packed,
+                                  MicroEntries<MicroAvx512, 8, 32>::gathered, row_avx512,
+                                  MicroEntries<MicroAvx512, 8, 32>::in_place};
   if (isa == Isa::avx512) return avx512;
   if (isa == Isa::avx2) return avx2;
 #endif
@@ -316,8 +320,9 @@ inline const Kernels& kernels() { return kernels(active_isa()); }
 /// The narrow set (12 x 8 tiles), for a CPU with AVX2 at least.
 inline const Kernels& narrow_kernels() {
 #if RML_X86_DISPATCH
-  static constexpr Kernels narrow{Isa::avx2, 12, 8, MicroEntries<MicroNarrow, 8>::packed,
-                                  MicroEntries<MicroNarrow, 8>::gathered, row_narrow, narrow_unpacked};
+  static constexpr Kernels narrow{Isa::avx2, 12, 8, MicroEntries<MicroNarrow, 12, 8>::packed,
+                                  MicroEntries<MicroNarrow, 12, 8>::gathered, row_narrow,
+                                  MicroEntries<MicroNarrow, 12, 8>::in_place};
   return narrow;
 #else
   return kernels(Isa::portable);

@@ -55,8 +55,22 @@ inline V::T sigmoid_v(V::T x) {
 
 inline V::T gelu_tanh_v(V::T x) {
   const V::T cubic = V::fma(V::mul(V::set1(0.044715f), x), V::mul(x, x), x);
-  const V::T th = tanh_v(V::mul(V::set1(0.79788456080286536f), cubic));
-  return V::mul(V::mul(V::set1(0.5f), x), V::add(V::set1(1.0f), th));
+  const V::T inner = V::mul(V::set1(0.79788456080286536f), cubic);
+  return V::div(x, V::add(V::set1(1.0f), exp_v(V::mul(V::set1(-2.0f), inner))));
+}
+
+inline V::T relu_v(V::T x) {
+  const V::T zero = V::set1(0.0f);
+  return V::select(V::mask_or(V::less(zero, x), V::is_nan(x)), x, zero);
+}
+
+inline V::T maximum_v(V::T a, V::T b) {
+  const V::T larger = V::select(V::less(a, b), b, a);
+  return V::select(V::is_nan(a), a, V::select(V::is_nan(b), b, larger));
+}
+inline V::T minimum_v(V::T a, V::T b) {
+  const V::T smaller = V::select(V::less(b, a), b, a);
+  return V::select(V::is_nan(a), a, V::select(V::is_nan(b), b, smaller));
 }
 
 /// y[0:n] = f(x[0:n]): kLanes at a time, the scalar form for the tail.
@@ -75,6 +89,26 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::tanh: return map_block<tanh_v, simd::tanh>(x, y, n);
     case Function::sigmoid: return map_block<sigmoid_v, simd::sigmoid>(x, y, n);
     case Function::gelu_tanh: return map_block<gelu_tanh_v, simd::gelu_tanh>(x, y, n);
+    case Function::relu: return map_block<relu_v, simd::relu>(x, y, n);
+  }
+}
+
+/// y[0:n] = f(a[0:n], b[0:n]): kLanes at a time, the scalar form for the tail.
+template <V::T (*Vector)(V::T, V::T), float (*Lane)(float, float)>
+inline void map2_block(const float* a, const float* b, float* y, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, Vector(V::load(a + i), V::load(b + i)));
+  for (; i < n; ++i) y[i] = Lane(a[i], b[i]);
+}
+
+inline void apply(Arithmetic f, const float* a, const float* b, float* y, std::int64_t n) {
+  switch (f) {
+    case Arithmetic::add: return map2_block<V::add, simd::add>(a, b, y, n);
+    case Arithmetic::sub: return map2_block<V::sub, simd::sub>(a, b, y, n);
+    case Arithmetic::mul: return map2_block<V::mul, simd::mul>(a, b, y, n);
+    case Arithmetic::div: return map2_block<V::div, simd::div>(a, b, y, n);
+    case Arithmetic::maximum: return map2_block<maximum_v, simd::maximum>(a, b, y, n);
+    case Arithmetic::minimum: return map2_block<minimum_v, simd::minimum>(a, b, y, n);
   }
 }
 
@@ -198,10 +232,7 @@ inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count,
 template <bool Bias, bool Relu>
 inline V::T conv_output_v(V::T x, V::T bias) {
   if constexpr (Bias) x = V::add(x, bias);
-  if constexpr (Relu) {
-    const V::T zero = V::set1(0.0f);
-    x = V::select(V::mask_or(V::less(zero, x), V::is_nan(x)), x, zero);
-  }
+  if constexpr (Relu) x = relu_v(x);
   return x;
 }
 

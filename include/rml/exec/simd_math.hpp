@@ -117,10 +117,12 @@ inline float tanh(float x) {
 
 inline float sigmoid(float x) { return std::isnan(x) ? x : 1.0f / (1.0f + simd::exp(-x)); }
 
-/// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+/// 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), computed as
+/// x / (1 + e^(-2u)) (the same function): one exp and a division instead of
+/// tanh's two branches, and no cancellation in 1 + tanh(u) where u < 0.
 inline float gelu_tanh(float x) {
   const float inner = 0.79788456080286536f * std::fma(0.044715f * x, x * x, x);
-  return (0.5f * x) * (1.0f + simd::tanh(inner));
+  return x / (1.0f + simd::exp(-2.0f * inner));
 }
 
 // ---- sums and row statistics in double ----
@@ -211,7 +213,24 @@ inline std::vector<float> pack_conv_taps(const float* weights, std::int64_t outp
 
 // ---- blocks: y[0:n] = f(x[0:n]) on the process's instruction set ----
 
-enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh };
+enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh, relu };
+
+// ---- blocks of two operands: y[0:n] = f(a[0:n], b[0:n]) ----
+//
+// The arithmetic elementwise groups run most (bias and residual adds, scales,
+// clamps): exactly rounded, or one operand chosen, so a vector lane is the
+// scalar's bits. NaN rules as ops/elementwise.hpp's Maximum and Minimum;
+// where both operands are NaN, add and mul give either (so do scalar loops,
+// whose operand order is the compiler's).
+
+enum class Arithmetic { add, sub, mul, div, maximum, minimum };
+
+inline float add(float a, float b) { return a + b; }
+inline float sub(float a, float b) { return a - b; }
+inline float mul(float a, float b) { return a * b; }
+inline float div(float a, float b) { return a / b; }
+inline float maximum(float a, float b) { return a != a ? a : (b != b ? b : (a < b ? b : a)); }
+inline float minimum(float a, float b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }
 
 namespace portable {
 template <float (*Lane)(float)>
@@ -226,6 +245,21 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::tanh: return map_block<simd::tanh>(x, y, n);
     case Function::sigmoid: return map_block<simd::sigmoid>(x, y, n);
     case Function::gelu_tanh: return map_block<simd::gelu_tanh>(x, y, n);
+    case Function::relu: return map_block<simd::relu>(x, y, n);
+  }
+}
+template <float (*Lane)(float, float)>
+inline void map2_block(const float* a, const float* b, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = Lane(a[i], b[i]);
+}
+inline void apply(Arithmetic f, const float* a, const float* b, float* y, std::int64_t n) {
+  switch (f) {
+    case Arithmetic::add: return map2_block<simd::add>(a, b, y, n);
+    case Arithmetic::sub: return map2_block<simd::sub>(a, b, y, n);
+    case Arithmetic::mul: return map2_block<simd::mul>(a, b, y, n);
+    case Arithmetic::div: return map2_block<simd::div>(a, b, y, n);
+    case Arithmetic::maximum: return map2_block<simd::maximum>(a, b, y, n);
+    case Arithmetic::minimum: return map2_block<simd::minimum>(a, b, y, n);
   }
 }
 inline void fma_row(float w, const float* x, float* acc, std::int64_t n) {
@@ -452,6 +486,16 @@ inline void apply(Function f, Isa isa, const float* x, float* y, std::int64_t n)
   portable::apply(f, x, y, n);
 }
 
+/// y[0:n] = f(a[0:n], b[0:n]) with `isa`'s vectors (the CPU must run it).
+inline void apply(Arithmetic f, Isa isa, const float* a, const float* b, float* y, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::apply(f, a, b, y, n);
+  if (isa == Isa::avx2) return avx2::apply(f, a, b, y, n);
+#endif
+  (void)isa;
+  portable::apply(f, a, b, y, n);
+}
+
 /// acc[0:n] = fma(w, x[0:n], acc[0:n]) with `isa`'s vectors: the same bits on every set.
 inline void fma_row(Isa isa, float w, const float* x, float* acc, std::int64_t n) {
 #if RML_X86_DISPATCH
@@ -617,5 +661,10 @@ inline void exp_block(const float* x, float* y, std::int64_t n) { block<Function
 inline void tanh_block(const float* x, float* y, std::int64_t n) { block<Function::tanh>(x, y, n); }
 inline void sigmoid_block(const float* x, float* y, std::int64_t n) { block<Function::sigmoid>(x, y, n); }
 inline void gelu_tanh_block(const float* x, float* y, std::int64_t n) { block<Function::gelu_tanh>(x, y, n); }
+inline void relu_block(const float* x, float* y, std::int64_t n) { block<Function::relu>(x, y, n); }
+template <Arithmetic F>
+inline void block(const float* a, const float* b, float* y, std::int64_t n) {
+  apply(F, active_isa(), a, b, y, n);
+}
 
 }  // namespace rml::exec::simd

@@ -69,10 +69,15 @@ void cast(const void* const* a, void* out, std::int64_t n) {
   To* y = static_cast<To*>(out);
   for (std::int64_t i = 0; i < n; ++i) y[i] = Cast::apply<To>(x[i]);
 }
-/// An f32 function vectorised in simd_math.hpp (exp, tanh, sigmoid, erf, the GELUs).
+/// An f32 function vectorised in simd_math.hpp (exp, tanh, sigmoid, erf, the GELUs, relu).
 template <void (*Vectorised)(const float*, float*, std::int64_t)>
 void f32(const void* const* a, void* out, std::int64_t n) {
   Vectorised(static_cast<const float*>(a[0]), static_cast<float*>(out), n);
+}
+/// f32 arithmetic of two operands, vectorised in simd_math.hpp.
+template <simd::Arithmetic F>
+void f32_arithmetic(const void* const* a, void* out, std::int64_t n) {
+  simd::block<F>(static_cast<const float*>(a[0]), static_cast<const float*>(a[1]), static_cast<float*>(out), n);
 }
 
 }  // namespace block
@@ -117,6 +122,29 @@ template <> struct BlockFor<Exp> : VectorisedBlock<simd::exp_block> {};
 template <> struct BlockFor<Tanh> : VectorisedBlock<simd::tanh_block> {};
 template <> struct BlockFor<Sigmoid> : VectorisedBlock<simd::sigmoid_block> {};
 template <> struct BlockFor<Erf> : VectorisedBlock<simd::erf_block> {};
+/// So are relu and the commonest arithmetic on f32 (the same bits as the scalar
+/// loops: exactly rounded, or an operand chosen); i32 keeps the op's own loop.
+template <class Op, void (*Vectorised)(const float*, float*, std::int64_t)>
+struct VectorisedF32Unary {
+  static BlockFn function(const Op&, const Types& in) {
+    return in[0].dtype == DType::i32 ? &block::unary<Op, std::int32_t> : &block::f32<Vectorised>;
+  }
+};
+template <class Op, simd::Arithmetic F>
+struct VectorisedF32Binary {
+  static BlockFn function(const Op&, const Types& in) {
+    if constexpr (Op::accepts == Accepts::any)
+      if (in[0].dtype == DType::i32) return &block::binary<Op, std::int32_t>;
+    return &block::f32_arithmetic<F>;
+  }
+};
+template <> struct BlockFor<Relu> : VectorisedF32Unary<Relu, simd::relu_block> {};
+template <> struct BlockFor<Add> : VectorisedF32Binary<Add, simd::Arithmetic::add> {};
+template <> struct BlockFor<Sub> : VectorisedF32Binary<Sub, simd::Arithmetic::sub> {};
+template <> struct BlockFor<Mul> : VectorisedF32Binary<Mul, simd::Arithmetic::mul> {};
+template <> struct BlockFor<Div> : VectorisedF32Binary<Div, simd::Arithmetic::div> {};
+template <> struct BlockFor<Maximum> : VectorisedF32Binary<Maximum, simd::Arithmetic::maximum> {};
+template <> struct BlockFor<Minimum> : VectorisedF32Binary<Minimum, simd::Arithmetic::minimum> {};
 template <>
 struct BlockFor<Select> {
   static BlockFn function(const Select&, const Types& in) {
