@@ -150,6 +150,35 @@ TEST_CASE("two-operand arithmetic gives the ops' own scalar bits on every instru
   for (const float x : special) CHECK(same_bits(simd::relu(x), rml::Relu::apply(x)));
 }
 
+TEST_CASE("softmax rows: the maximum, shift, scale and division in double give the portable loops' bits on every set") {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> uniform(-30, 30);
+  for (const std::int64_t n : {1, 7, 16, 33, 64, 100}) {
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (float& v : x) v = uniform(rng);
+    if (n > 5) x[3] = NAN, x[4] = -0.0f;  // NaNs are skipped by the maximum
+    CAPTURE(n);
+    const float max = simd::portable::row_max(x.data(), n);
+    CHECK(!std::isnan(max));
+    std::vector<float> want(x.size()), got(x.size());
+    for (const rml::exec::Isa isa : runnable_isas()) {
+      CAPTURE(rml::exec::isa_name(isa));
+      CHECK(simd::row_max(isa, x.data(), n) == max);
+      simd::portable::shift_row(x.data(), max, want.data(), n);
+      simd::shift_row(isa, x.data(), max, got.data(), n);
+      CHECK(std::memcmp(got.data(), want.data(), got.size() * 4) == 0);
+      simd::portable::scale_row(x.data(), 0.3f, want.data(), n);
+      simd::scale_row(isa, x.data(), 0.3f, got.data(), n);
+      CHECK(std::memcmp(got.data(), want.data(), got.size() * 4) == 0);
+      simd::portable::divide_row(x.data(), 7.123456789, want.data(), n);
+      simd::divide_row(isa, x.data(), 7.123456789, got.data(), n);
+      CHECK(std::memcmp(got.data(), want.data(), got.size() * 4) == 0);
+    }
+  }
+  const float all_nan[] = {NAN, NAN, NAN};
+  CHECK(simd::row_max(rml::exec::active_isa(), all_nan, 3) == -INFINITY);
+}
+
 TEST_CASE("fma_row (the depthwise conv's tap) gives the scalar fma's bits on every instruction set") {
   // Odd lengths and offsets put every element both in a vector lane and in the tail;
   // signed zeros and a NaN ride along (fma(w, 0, -0) is +0, which a skipped tap would not give).

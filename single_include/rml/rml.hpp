@@ -16408,6 +16408,20 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
     }
   }
 }
+inline float row_max(const float* x, std::int64_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (std::int64_t i = 0; i < n; ++i) m = std::max(m, x[i]);
+  return m;
+}
+inline void scale_row(const float* x, float f, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] * f;
+}
+inline void shift_row(const float* x, float v, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] - v;
+}
+inline void divide_row(const float* x, double d, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = float(double(x[i]) / d);
+}
 }  // namespace portable
 
 #if RML_X86_DISPATCH
@@ -16484,6 +16498,7 @@ struct V {
   static D dadd(D a, D b) { return _mm256_add_pd(a, b); }
   static D dsub(D a, D b) { return _mm256_sub_pd(a, b); }
   static D dmul(D a, D b) { return _mm256_mul_pd(a, b); }
+  static D ddiv(D a, D b) { return _mm256_div_pd(a, b); }
   static D dfma(D a, D b, D c) { return _mm256_fmadd_pd(a, b, c); }
 };
 // ---- begin rml/exec/simd_lanes.inl ----
@@ -16703,6 +16718,44 @@ inline void normalize_blocks(const float* x, std::int64_t blocks, double mean, d
   }
 }
 
+// ---- softmax rows (simd_math.hpp: row_max, scale_row, shift_row, divide_row) ----
+
+inline float row_max(const float* x, std::int64_t n) {
+  // V::max(v, acc) keeps acc where v is NaN or equal to it: std::max(acc, v) lane by lane.
+  V::T acc = V::set1(-std::numeric_limits<float>::infinity());
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) acc = V::max(V::load(x + i), acc);
+  alignas(64) float lanes[V::kLanes];
+  V::store(lanes, acc);
+  float m = lanes[0];
+  for (std::int64_t l = 1; l < V::kLanes; ++l) m = std::max(m, lanes[l]);
+  for (; i < n; ++i) m = std::max(m, x[i]);
+  return m;
+}
+inline void scale_row(const float* x, float f, float* y, std::int64_t n) {
+  const V::T factor = V::set1(f);
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, V::mul(V::load(x + i), factor));
+  for (; i < n; ++i) y[i] = x[i] * f;
+}
+inline void shift_row(const float* x, float v, float* y, std::int64_t n) {
+  const V::T shift = V::set1(v);
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, V::sub(V::load(x + i), shift));
+  for (; i < n; ++i) y[i] = x[i] - v;
+}
+inline void divide_row(const float* x, double d, float* y, std::int64_t n) {
+  const V::D divisor = V::dset1(d);
+  V::D t[kDoubleParts];
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    V::widen16(x + i, t);
+    for (int p = 0; p < kDoubleParts; ++p) t[p] = V::ddiv(t[p], divisor);
+    V::narrow16(t, y + i);
+  }
+  for (; i < n; ++i) y[i] = float(double(x[i]) / d);
+}
+
 /// sums[l] = x[l] + x[stride + l] + ... for l < 16, each lane one chain in
 /// that order (simd_math.hpp: sum_columns).
 inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count, double* sums) {
@@ -16880,6 +16933,7 @@ struct V {
   static D dadd(D a, D b) { return _mm512_add_pd(a, b); }
   static D dsub(D a, D b) { return _mm512_sub_pd(a, b); }
   static D dmul(D a, D b) { return _mm512_mul_pd(a, b); }
+  static D ddiv(D a, D b) { return _mm512_div_pd(a, b); }
   static D dfma(D a, D b, D c) { return _mm512_fmadd_pd(a, b, c); }
 };
 // ---- begin rml/exec/simd_lanes.inl ----
@@ -17099,6 +17153,44 @@ inline void normalize_blocks(const float* x, std::int64_t blocks, double mean, d
   }
 }
 
+// ---- softmax rows (simd_math.hpp: row_max, scale_row, shift_row, divide_row) ----
+
+inline float row_max(const float* x, std::int64_t n) {
+  // V::max(v, acc) keeps acc where v is NaN or equal to it: std::max(acc, v) lane by lane.
+  V::T acc = V::set1(-std::numeric_limits<float>::infinity());
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) acc = V::max(V::load(x + i), acc);
+  alignas(64) float lanes[V::kLanes];
+  V::store(lanes, acc);
+  float m = lanes[0];
+  for (std::int64_t l = 1; l < V::kLanes; ++l) m = std::max(m, lanes[l]);
+  for (; i < n; ++i) m = std::max(m, x[i]);
+  return m;
+}
+inline void scale_row(const float* x, float f, float* y, std::int64_t n) {
+  const V::T factor = V::set1(f);
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, V::mul(V::load(x + i), factor));
+  for (; i < n; ++i) y[i] = x[i] * f;
+}
+inline void shift_row(const float* x, float v, float* y, std::int64_t n) {
+  const V::T shift = V::set1(v);
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, V::sub(V::load(x + i), shift));
+  for (; i < n; ++i) y[i] = x[i] - v;
+}
+inline void divide_row(const float* x, double d, float* y, std::int64_t n) {
+  const V::D divisor = V::dset1(d);
+  V::D t[kDoubleParts];
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    V::widen16(x + i, t);
+    for (int p = 0; p < kDoubleParts; ++p) t[p] = V::ddiv(t[p], divisor);
+    V::narrow16(t, y + i);
+  }
+  for (; i < n; ++i) y[i] = float(double(x[i]) / d);
+}
+
 /// sums[l] = x[l] + x[stride + l] + ... for l < 16, each lane one chain in
 /// that order (simd_math.hpp: sum_columns).
 inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count, double* sums) {
@@ -17220,6 +17312,46 @@ inline void apply(Arithmetic f, Isa isa, const float* a, const float* b, float* 
 #endif
   (void)isa;
   portable::apply(f, a, b, y, n);
+}
+
+// ---- softmax rows: every set gives the portable loops' bits ----
+
+/// The largest of x[0:n], NaNs skipped (-inf when all are): std::max's chain.
+/// Of -0 and +0 either may come out; x - max then has the same bits.
+inline float row_max(Isa isa, const float* x, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::row_max(x, n);
+  if (isa == Isa::avx2) return avx2::row_max(x, n);
+#endif
+  (void)isa;
+  return portable::row_max(x, n);
+}
+/// y[0:n] = x[0:n] * f.
+inline void scale_row(Isa isa, const float* x, float f, float* y, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::scale_row(x, f, y, n);
+  if (isa == Isa::avx2) return avx2::scale_row(x, f, y, n);
+#endif
+  (void)isa;
+  portable::scale_row(x, f, y, n);
+}
+/// y[0:n] = x[0:n] - v.
+inline void shift_row(Isa isa, const float* x, float v, float* y, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::shift_row(x, v, y, n);
+  if (isa == Isa::avx2) return avx2::shift_row(x, v, y, n);
+#endif
+  (void)isa;
+  portable::shift_row(x, v, y, n);
+}
+/// y[0:n] = x[0:n] / d in double, rounded to f32 once.
+inline void divide_row(Isa isa, const float* x, double d, float* y, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::divide_row(x, d, y, n);
+  if (isa == Isa::avx2) return avx2::divide_row(x, d, y, n);
+#endif
+  (void)isa;
+  portable::divide_row(x, d, y, n);
 }
 
 /// acc[0:n] = fma(w, x[0:n], acc[0:n]) with `isa`'s vectors: the same bits on every set.
@@ -19214,26 +19346,25 @@ class SoftmaxKernel final : public Kernel {
   void run(RunContext& ctx) const override {
     const float* x = ctx.value<const float>(in_);
     float* y = ctx.value<float>(out_);
+    const Isa isa = active_isa();
     ctx.pool->parallel_for(outer_ * inner_, std::max<std::int64_t>(1, 2048 / std::max<std::int64_t>(dim_, 1)),
                            [&](std::int64_t b, std::int64_t e, int) {
       for (std::int64_t r = b; r < e; ++r) {
         const std::int64_t o = r / inner_, i = r % inner_;
         const float* row = x + o * dim_ * inner_ + i;
         float* out = y + o * dim_ * inner_ + i;
+        // Contiguous rows take the vector forms; strided ones the lane forms (the same bits).
+        if (inner_ == 1) {
+          simd::shift_row(isa, row, simd::row_max(isa, row, dim_), out, dim_);
+          simd::exp_block(out, out, dim_);
+          simd::scale_row(isa, out, float(1.0 / simd::sum_in_double(isa, out, dim_)), out, dim_);
+          continue;
+        }
         float max = -std::numeric_limits<float>::infinity();
         for (std::int64_t j = 0; j < dim_; ++j) max = std::max(max, row[j * inner_]);
-        for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] = row[j * inner_] - max;
-        // Contiguous rows take the vectorised exp; strided ones its lane form (the same bits).
-        if (inner_ == 1) {
-          simd::exp_block(out, out, dim_);
-        } else {
-          for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] = simd::exp(out[j * inner_]);
-        }
+        for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] = simd::exp(row[j * inner_] - max);
         double sum = 0;
-        if (inner_ == 1)
-          sum = simd::sum_in_double(out, dim_);
-        else
-          for (std::int64_t j = 0; j < dim_; ++j) sum += out[j * inner_];
+        for (std::int64_t j = 0; j < dim_; ++j) sum += out[j * inner_];
         const float scale = float(1.0 / sum);
         for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] *= scale;
       }
@@ -19375,6 +19506,7 @@ class SdpaKernel final : public Kernel {
       }
     });
     const std::int64_t blocks = (lq_ + kRowBlock - 1) / kRowBlock;
+    const Isa isa = active_isa();
     ctx.pool->parallel_for(batches * blocks, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
       float* gemm_scratch = ctx.scratch_of<float>(thread);
       float* scores = gemm_scratch + gemm_scratch_floats_;
@@ -19382,7 +19514,7 @@ class SdpaKernel final : public Kernel {
         const std::int64_t b = t / blocks, i0 = (t % blocks) * kRowBlock, rows = std::min(kRowBlock, lq_ - i0);
         const float* kt = packed + b * per_batch;
         gemm(q + q_off_[b] + i0 * d_, d_, PackedBView{kt, d_, lk_, &gemm_detail::kernels_for(lk_)}, scores, lk_, 0, rows, 0, lk_, gemm_scratch);
-        for (std::int64_t r = 0; r < rows; ++r) softmax_row(scores + r * lk_, b, i0 + r, mask);
+        for (std::int64_t r = 0; r < rows; ++r) softmax_row(isa, scores + r * lk_, b, i0 + r, mask);
         gemm(scores, lk_, PackedBView{kt + k_packed_floats_, lk_, dv_, &gemm_detail::kernels_for(dv_)}, y + (b * lq_ + i0) * dv_, dv_, 0, rows, 0,
              dv_, gemm_scratch);
       }
@@ -19398,18 +19530,14 @@ class SdpaKernel final : public Kernel {
 
   /// Scores of query row i (dot products) in place -> its attention weights:
   /// scaled, masked, softmaxed over the visible keys, 0 past them.
-  void softmax_row(float* s, std::int64_t b, std::int64_t i, const float* mask) const {
+  void softmax_row(Isa isa, float* s, std::int64_t b, std::int64_t i, const float* mask) const {
     const std::int64_t visible = causal_ ? std::min(i + 1, lk_) : lk_;
-    float max = -std::numeric_limits<float>::infinity();
-    for (std::int64_t j = 0; j < visible; ++j) {
-      s[j] *= scale_;
-      if (mask) s[j] += mask[mask_off_[b] + i * mask_row_stride_ + j * mask_col_stride_];
-      max = std::max(max, s[j]);
-    }
-    for (std::int64_t j = 0; j < visible; ++j) s[j] -= max;
+    simd::scale_row(isa, s, scale_, s, visible);
+    if (mask)
+      for (std::int64_t j = 0; j < visible; ++j) s[j] += mask[mask_off_[b] + i * mask_row_stride_ + j * mask_col_stride_];
+    simd::shift_row(isa, s, simd::row_max(isa, s, visible), s, visible);
     simd::exp_block(s, s, visible);
-    const double sum = simd::sum_in_double(s, visible);
-    for (std::int64_t j = 0; j < visible; ++j) s[j] = float(s[j] / sum);
+    simd::divide_row(isa, s, simd::sum_in_double(isa, s, visible), s, visible);
     std::fill(s + visible, s + lk_, 0.0f);
   }
 

@@ -214,6 +214,44 @@ inline void normalize_blocks(const float* x, std::int64_t blocks, double mean, d
   }
 }
 
+// ---- softmax rows (simd_math.hpp: row_max, scale_row, shift_row, divide_row) ----
+
+inline float row_max(const float* x, std::int64_t n) {
+  // V::max(v, acc) keeps acc where v is NaN or equal to it: std::max(acc, v) lane by lane.
+  V::T acc = V::set1(-std::numeric_limits<float>::infinity());
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) acc = V::max(V::load(x + i), acc);
+  alignas(64) float lanes[V::kLanes];
+  V::store(lanes, acc);
+  float m = lanes[0];
+  for (std::int64_t l = 1; l < V::kLanes; ++l) m = std::max(m, lanes[l]);
+  for (; i < n; ++i) m = std::max(m, x[i]);
+  return m;
+}
+inline void scale_row(const float* x, float f, float* y, std::int64_t n) {
+  const V::T factor = V::set1(f);
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, V::mul(V::load(x + i), factor));
+  for (; i < n; ++i) y[i] = x[i] * f;
+}
+inline void shift_row(const float* x, float v, float* y, std::int64_t n) {
+  const V::T shift = V::set1(v);
+  std::int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, V::sub(V::load(x + i), shift));
+  for (; i < n; ++i) y[i] = x[i] - v;
+}
+inline void divide_row(const float* x, double d, float* y, std::int64_t n) {
+  const V::D divisor = V::dset1(d);
+  V::D t[kDoubleParts];
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    V::widen16(x + i, t);
+    for (int p = 0; p < kDoubleParts; ++p) t[p] = V::ddiv(t[p], divisor);
+    V::narrow16(t, y + i);
+  }
+  for (; i < n; ++i) y[i] = float(double(x[i]) / d);
+}
+
 /// sums[l] = x[l] + x[stride + l] + ... for l < 16, each lane one chain in
 /// that order (simd_math.hpp: sum_columns).
 inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count, double* sums) {

@@ -312,6 +312,20 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
     }
   }
 }
+inline float row_max(const float* x, std::int64_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (std::int64_t i = 0; i < n; ++i) m = std::max(m, x[i]);
+  return m;
+}
+inline void scale_row(const float* x, float f, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] * f;
+}
+inline void shift_row(const float* x, float v, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] - v;
+}
+inline void divide_row(const float* x, double d, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = float(double(x[i]) / d);
+}
 }  // namespace portable
 
 #if RML_X86_DISPATCH
@@ -388,6 +402,7 @@ struct V {
   static D dadd(D a, D b) { return _mm256_add_pd(a, b); }
   static D dsub(D a, D b) { return _mm256_sub_pd(a, b); }
   static D dmul(D a, D b) { return _mm256_mul_pd(a, b); }
+  static D ddiv(D a, D b) { return _mm256_div_pd(a, b); }
   static D dfma(D a, D b, D c) { return _mm256_fmadd_pd(a, b, c); }
 };
 #include "rml/exec/simd_lanes.inl"
@@ -469,6 +484,7 @@ struct V {
   static D dadd(D a, D b) { return _mm512_add_pd(a, b); }
   static D dsub(D a, D b) { return _mm512_sub_pd(a, b); }
   static D dmul(D a, D b) { return _mm512_mul_pd(a, b); }
+  static D ddiv(D a, D b) { return _mm512_div_pd(a, b); }
   static D dfma(D a, D b, D c) { return _mm512_fmadd_pd(a, b, c); }
 };
 #include "rml/exec/simd_lanes.inl"
@@ -494,6 +510,46 @@ inline void apply(Arithmetic f, Isa isa, const float* a, const float* b, float* 
 #endif
   (void)isa;
   portable::apply(f, a, b, y, n);
+}
+
+// ---- softmax rows: every set gives the portable loops' bits ----
+
+/// The largest of x[0:n], NaNs skipped (-inf when all are): std::max's chain.
+/// Of -0 and +0 either may come out; x - max then has the same bits.
+inline float row_max(Isa isa, const float* x, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::row_max(x, n);
+  if (isa == Isa::avx2) return avx2::row_max(x, n);
+#endif
+  (void)isa;
+  return portable::row_max(x, n);
+}
+/// y[0:n] = x[0:n] * f.
+inline void scale_row(Isa isa, const float* x, float f, float* y, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::scale_row(x, f, y, n);
+  if (isa == Isa::avx2) return avx2::scale_row(x, f, y, n);
+#endif
+  (void)isa;
+  portable::scale_row(x, f, y, n);
+}
+/// y[0:n] = x[0:n] - v.
+inline void shift_row(Isa isa, const float* x, float v, float* y, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::shift_row(x, v, y, n);
+  if (isa == Isa::avx2) return avx2::shift_row(x, v, y, n);
+#endif
+  (void)isa;
+  portable::shift_row(x, v, y, n);
+}
+/// y[0:n] = x[0:n] / d in double, rounded to f32 once.
+inline void divide_row(Isa isa, const float* x, double d, float* y, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::divide_row(x, d, y, n);
+  if (isa == Isa::avx2) return avx2::divide_row(x, d, y, n);
+#endif
+  (void)isa;
+  portable::divide_row(x, d, y, n);
 }
 
 /// acc[0:n] = fma(w, x[0:n], acc[0:n]) with `isa`'s vectors: the same bits on every set.

@@ -21,26 +21,25 @@ class SoftmaxKernel final : public Kernel {
   void run(RunContext& ctx) const override {
     const float* x = ctx.value<const float>(in_);
     float* y = ctx.value<float>(out_);
+    const Isa isa = active_isa();
     ctx.pool->parallel_for(outer_ * inner_, std::max<std::int64_t>(1, 2048 / std::max<std::int64_t>(dim_, 1)),
                            [&](std::int64_t b, std::int64_t e, int) {
       for (std::int64_t r = b; r < e; ++r) {
         const std::int64_t o = r / inner_, i = r % inner_;
         const float* row = x + o * dim_ * inner_ + i;
         float* out = y + o * dim_ * inner_ + i;
+        // Contiguous rows take the vector forms; strided ones the lane forms (the same bits).
+        if (inner_ == 1) {
+          simd::shift_row(isa, row, simd::row_max(isa, row, dim_), out, dim_);
+          simd::exp_block(out, out, dim_);
+          simd::scale_row(isa, out, float(1.0 / simd::sum_in_double(isa, out, dim_)), out, dim_);
+          continue;
+        }
         float max = -std::numeric_limits<float>::infinity();
         for (std::int64_t j = 0; j < dim_; ++j) max = std::max(max, row[j * inner_]);
-        for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] = row[j * inner_] - max;
-        // Contiguous rows take the vectorised exp; strided ones its lane form (the same bits).
-        if (inner_ == 1) {
-          simd::exp_block(out, out, dim_);
-        } else {
-          for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] = simd::exp(out[j * inner_]);
-        }
+        for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] = simd::exp(row[j * inner_] - max);
         double sum = 0;
-        if (inner_ == 1)
-          sum = simd::sum_in_double(out, dim_);
-        else
-          for (std::int64_t j = 0; j < dim_; ++j) sum += out[j * inner_];
+        for (std::int64_t j = 0; j < dim_; ++j) sum += out[j * inner_];
         const float scale = float(1.0 / sum);
         for (std::int64_t j = 0; j < dim_; ++j) out[j * inner_] *= scale;
       }
@@ -182,6 +181,7 @@ class SdpaKernel final : public Kernel {
       }
     });
     const std::int64_t blocks = (lq_ + kRowBlock - 1) / kRowBlock;
+    const Isa isa = active_isa();
     ctx.pool->parallel_for(batches * blocks, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
       float* gemm_scratch = ctx.scratch_of<float>(thread);
       float* scores = gemm_scratch + gemm_scratch_floats_;
@@ -189,7 +189,7 @@ class SdpaKernel final : public Kernel {
         const std::int64_t b = t / blocks, i0 = (t % blocks) * kRowBlock, rows = std::min(kRowBlock, lq_ - i0);
         const float* kt = packed + b * per_batch;
         gemm(q + q_off_[b] + i0 * d_, d_, PackedBView{kt, d_, lk_, &gemm_detail::kernels_for(lk_)}, scores, lk_, 0, rows, 0, lk_, gemm_scratch);
-        for (std::int64_t r = 0; r < rows; ++r) softmax_row(scores + r * lk_, b, i0 + r, mask);
+        for (std::int64_t r = 0; r < rows; ++r) softmax_row(isa, scores + r * lk_, b, i0 + r, mask);
         gemm(scores, lk_, PackedBView{kt + k_packed_floats_, lk_, dv_, &gemm_detail::kernels_for(dv_)}, y + (b * lq_ + i0) * dv_, dv_, 0, rows, 0,
              dv_, gemm_scratch);
       }
@@ -205,18 +205,14 @@ class SdpaKernel final : public Kernel {
 
   /// Scores of query row i (dot products) in place -> its attention weights:
   /// scaled, masked, softmaxed over the visible keys, 0 past them.
-  void softmax_row(float* s, std::int64_t b, std::int64_t i, const float* mask) const {
+  void softmax_row(Isa isa, float* s, std::int64_t b, std::int64_t i, const float* mask) const {
     const std::int64_t visible = causal_ ? std::min(i + 1, lk_) : lk_;
-    float max = -std::numeric_limits<float>::infinity();
-    for (std::int64_t j = 0; j < visible; ++j) {
-      s[j] *= scale_;
-      if (mask) s[j] += mask[mask_off_[b] + i * mask_row_stride_ + j * mask_col_stride_];
-      max = std::max(max, s[j]);
-    }
-    for (std::int64_t j = 0; j < visible; ++j) s[j] -= max;
+    simd::scale_row(isa, s, scale_, s, visible);
+    if (mask)
+      for (std::int64_t j = 0; j < visible; ++j) s[j] += mask[mask_off_[b] + i * mask_row_stride_ + j * mask_col_stride_];
+    simd::shift_row(isa, s, simd::row_max(isa, s, visible), s, visible);
     simd::exp_block(s, s, visible);
-    const double sum = simd::sum_in_double(s, visible);
-    for (std::int64_t j = 0; j < visible; ++j) s[j] = float(s[j] / sum);
+    simd::divide_row(isa, s, simd::sum_in_double(isa, s, visible), s, visible);
     std::fill(s + visible, s + lk_, 0.0f);
   }
 
