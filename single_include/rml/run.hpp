@@ -4382,20 +4382,16 @@ class PackedB {
   }
 
   /// The same layout for B given transposed: element (k, n) is bt[n * ldbt + k]
-  /// (attention's K^T from K, without materialising the transpose). Walks
-  /// each source row along k (contiguous reads), writing every nr-th float.
+  /// (attention's K^T from K, without materialising the transpose), 8 x 8
+  /// blocks transposed in registers.
   static PackedBView pack_transposed_into(float* dst, const float* bt, std::int64_t K, std::int64_t N,
                                           std::int64_t ldbt, Isa isa = active_isa()) {
     const gemm_detail::Kernels& kernels = gemm_detail::kernels_for(N, isa);
     const std::int64_t nr = kernels.nr;
     for (std::int64_t p = 0; p < gemm_detail::panel_count(N, nr); ++p) {
       const std::int64_t col0 = p * nr, width = std::min(nr, N - col0);
-      float* out = dst + p * K * nr;
-      for (std::int64_t j = 0; j < width; ++j) {
-        const float* src = bt + (col0 + j) * ldbt;
-        for (std::int64_t k = 0; k < K; ++k) out[k * nr + j] = src[k];
-      }
-      for (std::int64_t k = 0; k < K && width < nr; ++k) std::fill(out + k * nr + width, out + (k + 1) * nr, 0.0f);
+      // The panel's columns are rows of bt: pack_a's layout for nr-row panels.
+      gemm_detail::pack_a(bt + col0 * ldbt, ldbt, width, K, dst + p * K * nr, nr);
     }
     return {dst, K, N, &kernels};
   }
@@ -4906,7 +4902,7 @@ inline constexpr float kClamp = 4.0f;
 inline float erf(float x) {
   using namespace erf_detail;
   if (std::isnan(x)) return x;
-  const float c = std::fmin(std::fmax(x, -kClamp), kClamp);
+  const float c = std::min(std::max(x, -kClamp), kClamp);  // x is not NaN here: no libm call needed
   const float t = c * c;
   float p = kP[0];
   for (int i = 1; i < 7; ++i) p = std::fma(p, t, kP[i]);
@@ -4960,7 +4956,7 @@ inline void pow2_factors(float n, float& a, float& b) {
 inline float exp(float x) {
   using namespace exp_detail;
   if (std::isnan(x)) return x;
-  const float c = std::fmin(std::fmax(x, kMin), kMax);
+  const float c = std::min(std::max(x, kMin), kMax);  // x is not NaN here
   const float n = std::nearbyint(c * kLog2e);
   float r = std::fma(n, -kLn2Hi, c);
   r = std::fma(n, -kLn2Lo, r);
@@ -5351,42 +5347,43 @@ inline V::T minimum_v(V::T a, V::T b) {
   return V::select(V::is_nan(a), a, V::select(V::is_nan(b), b, smaller));
 }
 
-/// y[0:n] = f(x[0:n]): kLanes at a time, the scalar form for the tail.
-template <V::T (*Vector)(V::T), float (*Lane)(float)>
+/// y[0:n] = f(x[0:n]): kLanes at a time, the tail in the first lanes of one
+/// more vector (loaded and stored under a mask: nothing past n is touched).
+template <V::T (*Vector)(V::T)>
 inline void map_block(const float* x, float* y, std::int64_t n) {
   std::int64_t i = 0;
   for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, Vector(V::load(x + i)));
-  for (; i < n; ++i) y[i] = Lane(x[i]);
+  if (i < n) V::store_first(y + i, Vector(V::load_first(x + i, n - i)), n - i);
 }
 
 inline void apply(Function f, const float* x, float* y, std::int64_t n) {
   switch (f) {
-    case Function::erf: return map_block<erf_v, simd::erf>(x, y, n);
-    case Function::gelu_erf: return map_block<gelu_erf_v, simd::gelu_erf>(x, y, n);
-    case Function::exp: return map_block<exp_v, simd::exp>(x, y, n);
-    case Function::tanh: return map_block<tanh_v, simd::tanh>(x, y, n);
-    case Function::sigmoid: return map_block<sigmoid_v, simd::sigmoid>(x, y, n);
-    case Function::gelu_tanh: return map_block<gelu_tanh_v, simd::gelu_tanh>(x, y, n);
-    case Function::relu: return map_block<relu_v, simd::relu>(x, y, n);
+    case Function::erf: return map_block<erf_v>(x, y, n);
+    case Function::gelu_erf: return map_block<gelu_erf_v>(x, y, n);
+    case Function::exp: return map_block<exp_v>(x, y, n);
+    case Function::tanh: return map_block<tanh_v>(x, y, n);
+    case Function::sigmoid: return map_block<sigmoid_v>(x, y, n);
+    case Function::gelu_tanh: return map_block<gelu_tanh_v>(x, y, n);
+    case Function::relu: return map_block<relu_v>(x, y, n);
   }
 }
 
-/// y[0:n] = f(a[0:n], b[0:n]): kLanes at a time, the scalar form for the tail.
-template <V::T (*Vector)(V::T, V::T), float (*Lane)(float, float)>
+/// y[0:n] = f(a[0:n], b[0:n]): kLanes at a time, the tail as map_block's.
+template <V::T (*Vector)(V::T, V::T)>
 inline void map2_block(const float* a, const float* b, float* y, std::int64_t n) {
   std::int64_t i = 0;
   for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, Vector(V::load(a + i), V::load(b + i)));
-  for (; i < n; ++i) y[i] = Lane(a[i], b[i]);
+  if (i < n) V::store_first(y + i, Vector(V::load_first(a + i, n - i), V::load_first(b + i, n - i)), n - i);
 }
 
 inline void apply(Arithmetic f, const float* a, const float* b, float* y, std::int64_t n) {
   switch (f) {
-    case Arithmetic::add: return map2_block<V::add, simd::add>(a, b, y, n);
-    case Arithmetic::sub: return map2_block<V::sub, simd::sub>(a, b, y, n);
-    case Arithmetic::mul: return map2_block<V::mul, simd::mul>(a, b, y, n);
-    case Arithmetic::div: return map2_block<V::div, simd::div>(a, b, y, n);
-    case Arithmetic::maximum: return map2_block<maximum_v, simd::maximum>(a, b, y, n);
-    case Arithmetic::minimum: return map2_block<minimum_v, simd::minimum>(a, b, y, n);
+    case Arithmetic::add: return map2_block<V::add>(a, b, y, n);
+    case Arithmetic::sub: return map2_block<V::sub>(a, b, y, n);
+    case Arithmetic::mul: return map2_block<V::mul>(a, b, y, n);
+    case Arithmetic::div: return map2_block<V::div>(a, b, y, n);
+    case Arithmetic::maximum: return map2_block<maximum_v>(a, b, y, n);
+    case Arithmetic::minimum: return map2_block<minimum_v>(a, b, y, n);
   }
 }
 
@@ -5786,42 +5783,43 @@ inline V::T minimum_v(V::T a, V::T b) {
   return V::select(V::is_nan(a), a, V::select(V::is_nan(b), b, smaller));
 }
 
-/// y[0:n] = f(x[0:n]): kLanes at a time, the scalar form for the tail.
-template <V::T (*Vector)(V::T), float (*Lane)(float)>
+/// y[0:n] = f(x[0:n]): kLanes at a time, the tail in the first lanes of one
+/// more vector (loaded and stored under a mask: nothing past n is touched).
+template <V::T (*Vector)(V::T)>
 inline void map_block(const float* x, float* y, std::int64_t n) {
   std::int64_t i = 0;
   for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, Vector(V::load(x + i)));
-  for (; i < n; ++i) y[i] = Lane(x[i]);
+  if (i < n) V::store_first(y + i, Vector(V::load_first(x + i, n - i)), n - i);
 }
 
 inline void apply(Function f, const float* x, float* y, std::int64_t n) {
   switch (f) {
-    case Function::erf: return map_block<erf_v, simd::erf>(x, y, n);
-    case Function::gelu_erf: return map_block<gelu_erf_v, simd::gelu_erf>(x, y, n);
-    case Function::exp: return map_block<exp_v, simd::exp>(x, y, n);
-    case Function::tanh: return map_block<tanh_v, simd::tanh>(x, y, n);
-    case Function::sigmoid: return map_block<sigmoid_v, simd::sigmoid>(x, y, n);
-    case Function::gelu_tanh: return map_block<gelu_tanh_v, simd::gelu_tanh>(x, y, n);
-    case Function::relu: return map_block<relu_v, simd::relu>(x, y, n);
+    case Function::erf: return map_block<erf_v>(x, y, n);
+    case Function::gelu_erf: return map_block<gelu_erf_v>(x, y, n);
+    case Function::exp: return map_block<exp_v>(x, y, n);
+    case Function::tanh: return map_block<tanh_v>(x, y, n);
+    case Function::sigmoid: return map_block<sigmoid_v>(x, y, n);
+    case Function::gelu_tanh: return map_block<gelu_tanh_v>(x, y, n);
+    case Function::relu: return map_block<relu_v>(x, y, n);
   }
 }
 
-/// y[0:n] = f(a[0:n], b[0:n]): kLanes at a time, the scalar form for the tail.
-template <V::T (*Vector)(V::T, V::T), float (*Lane)(float, float)>
+/// y[0:n] = f(a[0:n], b[0:n]): kLanes at a time, the tail as map_block's.
+template <V::T (*Vector)(V::T, V::T)>
 inline void map2_block(const float* a, const float* b, float* y, std::int64_t n) {
   std::int64_t i = 0;
   for (; i + V::kLanes <= n; i += V::kLanes) V::store(y + i, Vector(V::load(a + i), V::load(b + i)));
-  for (; i < n; ++i) y[i] = Lane(a[i], b[i]);
+  if (i < n) V::store_first(y + i, Vector(V::load_first(a + i, n - i), V::load_first(b + i, n - i)), n - i);
 }
 
 inline void apply(Arithmetic f, const float* a, const float* b, float* y, std::int64_t n) {
   switch (f) {
-    case Arithmetic::add: return map2_block<V::add, simd::add>(a, b, y, n);
-    case Arithmetic::sub: return map2_block<V::sub, simd::sub>(a, b, y, n);
-    case Arithmetic::mul: return map2_block<V::mul, simd::mul>(a, b, y, n);
-    case Arithmetic::div: return map2_block<V::div, simd::div>(a, b, y, n);
-    case Arithmetic::maximum: return map2_block<maximum_v, simd::maximum>(a, b, y, n);
-    case Arithmetic::minimum: return map2_block<minimum_v, simd::minimum>(a, b, y, n);
+    case Arithmetic::add: return map2_block<V::add>(a, b, y, n);
+    case Arithmetic::sub: return map2_block<V::sub>(a, b, y, n);
+    case Arithmetic::mul: return map2_block<V::mul>(a, b, y, n);
+    case Arithmetic::div: return map2_block<V::div>(a, b, y, n);
+    case Arithmetic::maximum: return map2_block<maximum_v>(a, b, y, n);
+    case Arithmetic::minimum: return map2_block<minimum_v>(a, b, y, n);
   }
 }
 

@@ -246,20 +246,16 @@ class PackedB {
   }
 
   /// The same layout for B given transposed: element (k, n) is bt[n * ldbt + k]
-  /// (attention's K^T from K, without materialising the transpose). Walks
-  /// each source row along k (contiguous reads), writing every nr-th float.
+  /// (attention's K^T from K, without materialising the transpose), 8 x 8
+  /// blocks transposed in registers.
   static PackedBView pack_transposed_into(float* dst, const float* bt, std::int64_t K, std::int64_t N,
                                           std::int64_t ldbt, Isa isa = active_isa()) {
     const gemm_detail::Kernels& kernels = gemm_detail::kernels_for(N, isa);
     const std::int64_t nr = kernels.nr;
     for (std::int64_t p = 0; p < gemm_detail::panel_count(N, nr); ++p) {
       const std::int64_t col0 = p * nr, width = std::min(nr, N - col0);
-      float* out = dst + p * K * nr;
-      for (std::int64_t j = 0; j < width; ++j) {
-        const float* src = bt + (col0 + j) * ldbt;
-        for (std::int64_t k = 0; k < K; ++k) out[k * nr + j] = src[k];
-      }
-      for (std::int64_t k = 0; k < K && width < nr; ++k) std::fill(out + k * nr + width, out + (k + 1) * nr, 0.0f);
+      // The panel's columns are rows of bt: pack_a's layout for nr-row panels.
+      gemm_detail::pack_a(bt + col0 * ldbt, ldbt, width, K, dst + p * K * nr, nr);
     }
     return {dst, K, N, &kernels};
   }

@@ -36,7 +36,7 @@ inline constexpr float kClamp = 4.0f;
 inline float erf(float x) {
   using namespace erf_detail;
   if (std::isnan(x)) return x;
-  const float c = std::fmin(std::fmax(x, -kClamp), kClamp);
+  const float c = std::min(std::max(x, -kClamp), kClamp);  // x is not NaN here: no libm call needed
   const float t = c * c;
   float p = kP[0];
   for (int i = 1; i < 7; ++i) p = std::fma(p, t, kP[i]);
@@ -90,7 +90,7 @@ inline void pow2_factors(float n, float& a, float& b) {
 inline float exp(float x) {
   using namespace exp_detail;
   if (std::isnan(x)) return x;
-  const float c = std::fmin(std::fmax(x, kMin), kMax);
+  const float c = std::min(std::max(x, kMin), kMax);  // x is not NaN here
   const float n = std::nearbyint(c * kLog2e);
   float r = std::fma(n, -kLn2Hi, c);
   r = std::fma(n, -kLn2Lo, r);
