@@ -80,6 +80,13 @@ TEST_CASE("erf is within 6 ulp; both GELUs within 2e-6 absolute") {
   CHECK(sweep(simd::gelu_erf_block, gelu_erf_reference, -10, 10).absolute <= 2e-6);
 }
 
+TEST_CASE("the tanh GELU keeps its relative accuracy for negative inputs (no cancellation in 1 + tanh)") {
+  // The same function as x / (1 + e^(-2u)), accurate in double where 1 + tanh(u) cancels.
+  const auto reference = [](double x) { return x / (1 + std::exp(-2 * std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); };
+  CHECK(sweep(simd::gelu_tanh_block, reference, -1, 1).ulp <= 3.0);
+  CHECK(sweep(simd::gelu_tanh_block, reference, -3, 10).ulp <= 16.0);  // 0.5 x (1 + tanh u) in f32: ~200 ulp at -3
+}
+
 TEST_CASE("special values: NaN stays NaN, infinities and underflow follow IEEE") {
   CHECK(std::isnan(simd::exp(NAN)));
   CHECK(simd::exp(INFINITY) == INFINITY);
