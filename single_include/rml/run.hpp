@@ -3887,6 +3887,7 @@ struct InPlaceCols {
 /// The entry points of a micro-kernel written once over where its B rows and A columns are.
 template <template <class, class> class Micro, std::int64_t MR, std::int64_t NR>
 struct MicroEntries {
+  static_assert(Micro<PackedRows<NR>, PackedCols<MR>>::kMR == MR, "MR is the micro-kernel's row count");
   static void packed(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, bool first) {
     Micro<PackedRows<NR>, PackedCols<MR>>::run(kc, PackedCols<MR>{a}, PackedRows<NR>{b}, c, ldc, first);
   }
