@@ -886,6 +886,7 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
       {2, 17, 96, 9, 10, 3, 3, {2, 3, 2, 1}, {2, 2}, 1},    // shifted copies, dilated, lopsided pads
       // Copies past L2 and rows of 32 or 64 pixels: micro tiles a row's whole panels at a time.
       {2, 100, 12, 6, 32, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},   // the bench unet's 96->32 conv, smaller
+      {4, 100, 12, 6, 32, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},   // the same, an image a task on two threads too
       {1, 100, 9, 4, 64, 3, 3, {2, 3, 0, 1}, {1, 2}, 1},    // two panels a row, lopsided pads, dilation
       // At most 144 taps (C/g * kh * kw): every output channel from the taps' vectors, no micro tile.
       {2, 1, 16, 28, 28, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},    // the bench cnn's first conv
@@ -942,7 +943,7 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
   // Two micro-tile cases and the few-tap ones wider than one column (copying few channels pays).
   CHECK(shifted == 9 * 3 * 2);  // cases, tails, thread counts
   CHECK(few_taps == 9 * 3 * 2);  // the last nine cases
-  CHECK(whole_rows == 2 * 3 * 2);
+  CHECK(whole_rows == 3 * 3 * 2);
 }
 
 TEST_CASE("a depthwise conv2d gives the bits of one single-channel conv per channel") {

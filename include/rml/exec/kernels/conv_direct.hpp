@@ -147,47 +147,62 @@ class DirectConv2dKernel final : public Kernel {
     float* images = reinterpret_cast<float*>(ctx.shared_scratch);
     const std::int64_t groups = op_.groups;
     if (batch_ == 0 || virtual_pixels_ == 0 || outputs_ == 0) return;  // an empty output
-    // Padded planes, a channel of an image at a time (with one image, the
-    // padding would otherwise run on one thread while the others wait).
-    const std::int64_t planes = batch_ * groups * channels_;
-    ctx.pool->parallel_for(planes, std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(padded_h_ * row_w_, 1)),
-                           [&](std::int64_t p0, std::int64_t p1, int) {
+    auto pad_planes = [&](std::int64_t p0, std::int64_t p1) {  // planes p: image p / channels_, channel p % channels_
       for (std::int64_t p = p0; p < p1; ++p) {
         const std::int64_t image = p / channels_, c = p % channels_;
         pad_channel(x + (image * channels_ + c) * height_ * width_, images + image * image_floats_, c);
       }
-    });
+    };
     // Tiles of up to tile_cols_ pixels, narrower when that leaves a worker
     // without one (more, smaller tiles re-read more rows of the image: the
     // bench unet's 96->32 conv took 310 us on two threads with four tiles a
     // worker, 290 with two, 257 with one; 398 on one thread).
     // A conv under kMinSplitMacs stays one task an image: a second worker
     // would pull the image across cores for less work than that costs.
-    const std::int64_t wanted = batch_ * groups * outputs_ * depth_ * virtual_pixels_ >= kMinSplitMacs ? ctx.pool->size() : 1;
+    const std::int64_t images_count = batch_ * groups;
+    const std::int64_t wanted = images_count * outputs_ * depth_ * virtual_pixels_ >= kMinSplitMacs ? ctx.pool->size() : 1;
     // A task's pixels: virtual ones, or output ones where panels are whole rows.
     const std::int64_t pixels = whole_panel_rows_ ? out_h_ * out_w_ : virtual_pixels_;
-    const std::int64_t per_image = std::max((pixels + tile_cols_ - 1) / tile_cols_,
-                                            (wanted + batch_ * groups - 1) / (batch_ * groups));
+    const std::int64_t per_image = std::max((pixels + tile_cols_ - 1) / tile_cols_, (wanted + images_count - 1) / images_count);
     const std::int64_t share = (pixels + per_image - 1) / per_image;
     const std::int64_t width = std::min(tile_cols_, (share + nr_ - 1) / nr_ * nr_);
     const std::int64_t tiles = (pixels + width - 1) / width;
-    ctx.pool->parallel_for(batch_ * groups * tiles, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
-      float* tile = ctx.scratch_of<float>(thread) + tile_offset_ / sizeof(float);
-      for (std::int64_t task = t0; task < t1; ++task) {
-        const std::int64_t image = task / tiles, v0 = task % tiles * width;  // image: n * groups + g
-        const std::int64_t v1 = std::min(v0 + width, pixels), g = image % groups;
-        // Output rows of y viewed as [N*O, H'*W']: image (n*groups + g) has rows image * O/g on.
-        float* out = ctx.value<float>(target()) + image * outputs_ * out_h_ * out_w_;
-        const float* group_bias = bias ? bias + g * outputs_ : nullptr;
-        if (few_taps_)
-          multiply_taps(images + image * image_floats_, g, v0, v1, group_bias, out);
-        else
-          multiply(images + image * image_floats_, g, v0, v1, tile, group_bias, out);
-        if (epilogue_ && !relu_in_store_) {
-          const auto [p0, p1] = whole_panel_rows_ ? std::pair{v0, v1} : output_pixels(v0, v1);
-          if (p0 < p1) epilogue_->eval(ctx, image * outputs_, (image + 1) * outputs_, p0, p1, thread);
-        }
+    auto multiply_tile = [&](std::int64_t task, int thread) {  // task: image * tiles + tile
+      const std::int64_t image = task / tiles, v0 = task % tiles * width;  // image: n * groups + g
+      const std::int64_t v1 = std::min(v0 + width, pixels), g = image % groups;
+      // Output rows of y viewed as [N*O, H'*W']: image (n*groups + g) has rows image * O/g on.
+      float* out = ctx.value<float>(target()) + image * outputs_ * out_h_ * out_w_;
+      const float* group_bias = bias ? bias + g * outputs_ : nullptr;
+      if (few_taps_)
+        multiply_taps(images + image * image_floats_, g, v0, v1, group_bias, out);
+      else
+        multiply(images + image * image_floats_, g, v0, v1, ctx.scratch_of<float>(thread) + tile_offset_ / sizeof(float),
+                 group_bias, out);
+      if (epilogue_ && !relu_in_store_) {
+        const auto [p0, p1] = whole_panel_rows_ ? std::pair{v0, v1} : output_pixels(v0, v1);
+        if (p0 < p1) epilogue_->eval(ctx, image * outputs_, (image + 1) * outputs_, p0, p1, thread);
       }
+    };
+    if (images_count >= 2 * ctx.pool->size()) {
+      // Enough images for every worker: each pads an image and multiplies it
+      // at once, while its planes are in that core's L2 (padding all images
+      // first left them in L3, or in the other core's cache).
+      ctx.pool->parallel_for(images_count, 1, [&](std::int64_t i0, std::int64_t i1, int thread) {
+        for (std::int64_t image = i0; image < i1; ++image) {
+          pad_planes(image * channels_, (image + 1) * channels_);
+          for (std::int64_t task = image * tiles; task < (image + 1) * tiles; ++task) multiply_tile(task, thread);
+        }
+      });
+      return;
+    }
+    // Otherwise padded planes a channel at a time on every worker (with one
+    // image, the padding would otherwise run on one thread while the others
+    // wait), then the tiles.
+    ctx.pool->parallel_for(images_count * channels_,
+                           std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(padded_h_ * row_w_, 1)),
+                           [&](std::int64_t p0, std::int64_t p1, int) { pad_planes(p0, p1); });
+    ctx.pool->parallel_for(images_count * tiles, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
+      for (std::int64_t task = t0; task < t1; ++task) multiply_tile(task, thread);
     });
   }
 
