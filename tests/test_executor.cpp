@@ -1323,6 +1323,47 @@ TEST_CASE("fusion: elementwise chains with values used twice, outputs read later
   }
 }
 
+TEST_CASE("fusion: a value every reader of which is in one group joins it (leaky relu, x * sigmoid(x)), epilogue included") {
+  Rng rng(25);
+  auto plan_of = [](const Builder& b) { return Executor(Model(b.graph()), {1, true}).describe(); };
+  auto product = [&](Builder& b) {
+    const auto x = b.input("x", uniform(rng, {37, 20}, -2, 2));
+    const auto w = b.constant(uniform(rng, {20, 45}, -1, 1));
+    return b.op(Add{}, {b.op(MatMul{}, {x, w}), b.constant(uniform(rng, {45}, -1, 1))});
+  };
+  {  // leaky relu as PyTorch exports it: select(h > 0, h, h * 0.2)
+    Builder b;
+    const auto h = product(b);
+    const auto zero = b.constant(Tensor::scalar(0.0f)), slope = b.constant(Tensor::scalar(0.2f));
+    b.output("y", b.op(Select{}, {b.op(Gt{}, {h, zero}), h, b.op(Mul{}, {h, slope})}));
+    check_builder(b, "matmul + bias -> leaky relu");
+    CHECK(contains(plan_of(b), "epilogue: add+gt+mul+select"));
+  }
+  {  // silu twice: each value read by a sigmoid and a mul of the same group
+    Builder b;
+    const auto h = product(b);
+    const auto s1 = b.op(Mul{}, {h, b.op(Sigmoid{}, {h})});
+    b.output("y", b.op(Mul{}, {s1, b.op(Sigmoid{}, {s1})}));
+    check_builder(b, "matmul + bias -> silu -> silu");
+    CHECK(contains(plan_of(b), "epilogue: add+sigmoid+mul+sigmoid+mul"));
+  }
+  {  // a reader outside the group (a matmul) or the value being an output keeps it out
+    for (bool as_output : {false, true}) {
+      Builder b;
+      const auto h = product(b);
+      const auto y = b.op(Mul{}, {h, b.op(Tanh{}, {h})});
+      b.output("y", y);
+      if (as_output)
+        b.output("h", h);
+      else
+        b.output("z", b.op(MatMul{}, {h, b.constant(uniform(rng, {45, 3}, -1, 1))}));
+      check_builder(b, as_output ? "h * tanh(h), h an output" : "h * tanh(h), h also read by a matmul");
+      const std::string plan = plan_of(b);
+      CHECK_MESSAGE(contains(plan, "elementwise tanh+mul"), plan);
+    }
+  }
+}
+
 TEST_CASE("fusion: epilogues over batched and broadcast matmuls, row and batch leaves, other output dtypes") {
   Rng rng(26);
   struct Case {

@@ -456,3 +456,28 @@ TEST_CASE("a left operand packed ahead gives the bits of packing it per call, fo
       CHECK(std::memcmp(per_call.data(), ahead.data(), per_call.size() * 4) == 0);
     }
 }
+
+TEST_CASE("GEMM tiles: one thread keeps 96 x 256; with two, the busiest worker's columns are as few as whole panels allow") {
+  using namespace rml::exec;
+  const GemmTiles one = gemm_tiles(16, 784, 512, 1, 1, 32);
+  CHECK(one.rows == 96);
+  CHECK(one.cols == 256);
+  // 16 x 784 on two workers: 256-wide tiles leave one 512 columns; two tiles of 416 and 368 leave it 416.
+  CHECK(gemm_tiles(16, 784, 512, 1, 2, 32).cols == 416);
+  // Already even (1024 = 4 x 256) or many row tiles: unchanged.
+  CHECK(gemm_tiles(16, 1024, 256, 1, 2, 32).cols == 256);
+  CHECK(gemm_tiles(1024, 1024, 64, 1, 2, 32).cols == 256);
+  CHECK(gemm_tiles(1024, 768, 256, 1, 2, 32).cols == 256);  // 33 tiles: their shape matters more than evenness
+  // Whatever the sizes, tiles are whole panels and cover N in as many tiles as a worker-even split needs.
+  for (const std::int64_t n : {10, 33, 300, 784, 1000, 4096})
+    for (const int threads : {2, 3, 4}) {
+      const GemmTiles t = gemm_tiles(16, n, 512, 1, threads, 32);
+      CAPTURE(n);
+      CAPTURE(threads);
+      CHECK(t.cols % 32 == 0);
+      const std::int64_t tiles = (n + t.cols - 1) / t.cols;
+      const std::int64_t busiest = (tiles + threads - 1) / threads * std::min(t.cols, n);
+      const std::int64_t at_256 = ((n + 255) / 256 + threads - 1) / threads * std::min<std::int64_t>(256, n);
+      CHECK(busiest <= at_256);
+    }
+}

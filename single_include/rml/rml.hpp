@@ -14897,11 +14897,13 @@ inline ArenaLayout plan_arena(const std::vector<Lifetime>& buffers) {
 // ---- end rml/exec/arena.hpp ----
 // ---- begin rml/exec/fusion.hpp ----
 // Which nodes run together: elementwise nodes joined along single-reader edges
-// of equal shape become one group, single-reader broadcast_to nodes become a
+// of equal shape become one group (and a value whose readers all share one
+// group joins its producer to it), single-reader broadcast_to nodes become a
 // group's broadcasting leaves, and a matmul or conv2d whose product only feeds
 // a group takes that group as its epilogue. Unfused, every elementwise node is
 // a group of one, so both paths compute each element with the same functions.
 
+#include <algorithm>
 #include <numeric>
 #include <optional>
 
@@ -15676,13 +15678,32 @@ class PackedWeightCache {
 /// `threads` workers: 96 x 256 (what one thread runs best), unless that
 /// leaves fewer than two tiles per worker; then columns, and after them rows,
 /// are halved (whole panels and micro-tiles only) while a tile keeps at least
-/// kMinTileWork multiply-adds (about 2 us: less would not pay for the hand-off).
+/// kMinTileWork multiply-adds (about 2 us: less would not pay for the hand-off);
+/// with several workers the column tiles are then evened out (balanced_cols).
 /// Tiling never changes a result bit, so it is free to depend on the thread count.
 struct GemmTiles {
   std::int64_t rows = 96, cols = 256;
 };
 inline constexpr std::int64_t kMinTileWork = 128 * 1024;
 inline constexpr std::int64_t kMinTileRows = 16;  // two 8-row micro-tiles
+/// The column-tile width (whole panels) that finishes soonest when `row_tasks`
+/// rows of tiles are shared by `threads` workers: the busiest worker's columns.
+/// N = 784 in 256-wide tiles leaves one of two workers 512 columns; two tiles of
+/// 416 and 368 leave it 416. Ties keep `cols`.
+inline std::int64_t balanced_cols(std::int64_t N, std::int64_t cols, std::int64_t row_tasks, int threads,
+                                  std::int64_t nr) {
+  auto busiest = [&](std::int64_t width) {
+    const std::int64_t tasks = row_tasks * ((N + width - 1) / width);
+    return (tasks + threads - 1) / threads * std::min(width, N);
+  };
+  std::int64_t best = cols;
+  for (std::int64_t pieces = 1; pieces <= (N + cols - 1) / cols; ++pieces) {
+    const std::int64_t width = ((N + pieces - 1) / pieces + nr - 1) / nr * nr;
+    if (busiest(width) < busiest(best)) best = width;
+  }
+  return best;
+}
+
 inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batches, int threads,
                             std::int64_t nr) {
   GemmTiles tiles;
@@ -15695,6 +15716,7 @@ inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t K, std:
   while (count() < wanted && tiles.rows / 2 >= kMinTileRows && tiles.rows / 2 < M &&
          work(tiles.rows / 2, tiles.cols) >= kMinTileWork)
     tiles.rows /= 2;
+  if (threads > 1) tiles.cols = balanced_cols(N, tiles.cols, batches * ((M + tiles.rows - 1) / tiles.rows), threads, nr);
   return tiles;
 }
 
@@ -19984,16 +20006,52 @@ class Fusion {
         }
       }
     }
+    // A value several members of one group read (x in select(x > 0, x, 0.2 x),
+    // x * sigmoid(x)) brings its producer into that group as well; from the
+    // last producer back, so a chain of such values joins whole.
+    if (fuse)
+      for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+        const std::size_t p = *it;
+        if (!in_group_[p]) continue;
+        const std::optional<std::size_t> reader_set = only_reader_set(p, sets);
+        if (!reader_set) continue;
+        const std::size_t a = sets.find(p), b = *reader_set;
+        if (a == b || instrs[a] + instrs[b] > ElementwiseGroup::max_instrs ||
+            leaves[a] + leaves[b] > ElementwiseGroup::max_leaves)
+          continue;
+        sets.parent[a] = b;
+        instrs[b] += instrs[a];
+        leaves[b] += leaves[a];
+      }
     group_of_.assign(nodes, 0);
     for (std::size_t n = 0; n < nodes; ++n) group_of_[n] = sets.find(n);
     is_root_.assign(nodes, false);
     for (std::size_t n = 0; n < nodes; ++n) {
       if (!in_group_[n]) continue;
       const ValueId out = node(n).outputs[0];
-      const bool internal = uses_.single_private_reader(out) && group_of_[uses_.readers[out][0]] == group_of_[n] &&
-                            uses_.readers[out][0] != n;
+      const auto& readers = uses_.readers[out];
+      const bool internal = !uses_.is_output[out] && !readers.empty() &&
+                            std::all_of(readers.begin(), readers.end(), [&](std::size_t r) {
+                              return r != n && in_group_[r] && group_of_[r] == group_of_[n];
+                            });
       is_root_[n] = !internal;
     }
+  }
+
+  /// The set holding every reader of elementwise node p's output, when there
+  /// are several readers, all grouped elementwise nodes of one set and of p's
+  /// output shape, and the output is not a graph output.
+  std::optional<std::size_t> only_reader_set(std::size_t p, Sets& sets) const {
+    const ValueId v = node(p).outputs[0];
+    const auto& readers = uses_.readers[v];
+    if (uses_.is_output[v] || readers.size() < 2) return std::nullopt;
+    std::optional<std::size_t> set;
+    for (std::size_t r : readers) {
+      if (!in_group_[r] || type(node(r).outputs[0]).shape != type(v).shape) return std::nullopt;
+      if (set && sets.find(r) != *set) return std::nullopt;
+      set = sets.find(r);
+    }
+    return set;
   }
 
   /// A matmul/conv whose product only feeds a group becomes that group's

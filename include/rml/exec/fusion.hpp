@@ -1,10 +1,12 @@
 // Which nodes run together: elementwise nodes joined along single-reader edges
-// of equal shape become one group, single-reader broadcast_to nodes become a
+// of equal shape become one group (and a value whose readers all share one
+// group joins its producer to it), single-reader broadcast_to nodes become a
 // group's broadcasting leaves, and a matmul or conv2d whose product only feeds
 // a group takes that group as its epilogue. Unfused, every elementwise node is
 // a group of one, so both paths compute each element with the same functions.
 #pragma once
 
+#include <algorithm>
 #include <numeric>
 #include <optional>
 
@@ -120,16 +122,52 @@ class Fusion {
         }
       }
     }
+    // A value several members of one group read (x in select(x > 0, x, 0.2 x),
+    // x * sigmoid(x)) brings its producer into that group as well; from the
+    // last producer back, so a chain of such values joins whole.
+    if (fuse)
+      for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+        const std::size_t p = *it;
+        if (!in_group_[p]) continue;
+        const std::optional<std::size_t> reader_set = only_reader_set(p, sets);
+        if (!reader_set) continue;
+        const std::size_t a = sets.find(p), b = *reader_set;
+        if (a == b || instrs[a] + instrs[b] > ElementwiseGroup::max_instrs ||
+            leaves[a] + leaves[b] > ElementwiseGroup::max_leaves)
+          continue;
+        sets.parent[a] = b;
+        instrs[b] += instrs[a];
+        leaves[b] += leaves[a];
+      }
     group_of_.assign(nodes, 0);
     for (std::size_t n = 0; n < nodes; ++n) group_of_[n] = sets.find(n);
     is_root_.assign(nodes, false);
     for (std::size_t n = 0; n < nodes; ++n) {
       if (!in_group_[n]) continue;
       const ValueId out = node(n).outputs[0];
-      const bool internal = uses_.single_private_reader(out) && group_of_[uses_.readers[out][0]] == group_of_[n] &&
-                            uses_.readers[out][0] != n;
+      const auto& readers = uses_.readers[out];
+      const bool internal = !uses_.is_output[out] && !readers.empty() &&
+                            std::all_of(readers.begin(), readers.end(), [&](std::size_t r) {
+                              return r != n && in_group_[r] && group_of_[r] == group_of_[n];
+                            });
       is_root_[n] = !internal;
     }
+  }
+
+  /// The set holding every reader of elementwise node p's output, when there
+  /// are several readers, all grouped elementwise nodes of one set and of p's
+  /// output shape, and the output is not a graph output.
+  std::optional<std::size_t> only_reader_set(std::size_t p, Sets& sets) const {
+    const ValueId v = node(p).outputs[0];
+    const auto& readers = uses_.readers[v];
+    if (uses_.is_output[v] || readers.size() < 2) return std::nullopt;
+    std::optional<std::size_t> set;
+    for (std::size_t r : readers) {
+      if (!in_group_[r] || type(node(r).outputs[0]).shape != type(v).shape) return std::nullopt;
+      if (set && sets.find(r) != *set) return std::nullopt;
+      set = sets.find(r);
+    }
+    return set;
   }
 
   /// A matmul/conv whose product only feeds a group becomes that group's

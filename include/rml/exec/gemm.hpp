@@ -313,13 +313,33 @@ class PackedWeightCache {
 /// `threads` workers: 96 x 256 (what one thread runs best), unless that
 /// leaves fewer than two tiles per worker; then columns, and after them rows,
 /// are halved (whole panels and micro-tiles only) while a tile keeps at least
-/// kMinTileWork multiply-adds (about 2 us: less would not pay for the hand-off).
+/// kMinTileWork multiply-adds (about 2 us: less would not pay for the hand-off);
+/// with several workers and at most two tiles each, the column tiles are then
+/// evened out (balanced_cols).
 /// Tiling never changes a result bit, so it is free to depend on the thread count.
 struct GemmTiles {
   std::int64_t rows = 96, cols = 256;
 };
 inline constexpr std::int64_t kMinTileWork = 128 * 1024;
 inline constexpr std::int64_t kMinTileRows = 16;  // two 8-row micro-tiles
+/// The column-tile width (whole panels) that finishes soonest when `row_tasks`
+/// rows of tiles are shared by `threads` workers: the busiest worker's columns.
+/// N = 784 in 256-wide tiles leaves one of two workers 512 columns; two tiles of
+/// 416 and 368 leave it 416. Ties keep `cols`.
+inline std::int64_t balanced_cols(std::int64_t N, std::int64_t cols, std::int64_t row_tasks, int threads,
+                                  std::int64_t nr) {
+  auto busiest = [&](std::int64_t width) {
+    const std::int64_t tasks = row_tasks * ((N + width - 1) / width);
+    return (tasks + threads - 1) / threads * std::min(width, N);
+  };
+  std::int64_t best = cols;
+  for (std::int64_t pieces = 1; pieces <= (N + cols - 1) / cols; ++pieces) {
+    const std::int64_t width = ((N + pieces - 1) / pieces + nr - 1) / nr * nr;
+    if (busiest(width) < busiest(best)) best = width;
+  }
+  return best;
+}
+
 inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batches, int threads,
                             std::int64_t nr) {
   GemmTiles tiles;
@@ -332,6 +352,8 @@ inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t K, std:
   while (count() < wanted && tiles.rows / 2 >= kMinTileRows && tiles.rows / 2 < M &&
          work(tiles.rows / 2, tiles.cols) >= kMinTileWork)
     tiles.rows /= 2;
+  if (threads > 1 && count() <= 2 * threads)  // (with more tiles an uneven one matters less than their shape)
+    tiles.cols = balanced_cols(N, tiles.cols, batches * ((M + tiles.rows - 1) / tiles.rows), threads, nr);
   return tiles;
 }
 
