@@ -946,6 +946,73 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
   CHECK(whole_rows == 3 * 3 * 2);
 }
 
+TEST_CASE("a direct conv2d reads a channel concat of nearest-upsampled values as it pads: the unfused plan's bits") {
+  // conv(concat(upsample(a), b)) as PyTorch exports a U-Net's decoder: fused,
+  // the concat and the upsampling run inside the conv's padding (never
+  // written out); unfused, they are copies. The conv sums the same floats.
+  Rng rng(38);
+  struct Case {
+    std::int64_t n, a_channels, b_channels, h, w, scale_h, scale_w, outputs, k;
+    Ints pads;
+    std::int64_t groups;
+  };
+  const std::vector<Case> cases{
+      {2, 6, 3, 4, 5, 2, 2, 8, 3, {1, 1, 1, 1}, 1},    // few taps, column-shifted copies (odd and even phases)
+      {1, 64, 32, 8, 8, 2, 2, 32, 3, {1, 1, 1, 1}, 1}, // micro tiles, the bench unet's decoder in small
+      {3, 40, 24, 5, 3, 2, 2, 16, 3, {0, 2, 1, 1}, 2}, // two groups across the pieces, lopsided pads
+      {1, 5, 2, 3, 4, 3, 1, 4, 2, {1, 0, 0, 1}, 1},    // other scales: rows only
+      {2, 4, 4, 2, 7, 1, 3, 6, 1, {0, 0, 0, 0}, 1},    // columns only, a 1x1 conv
+  };
+  int gathered = 0;
+  for (const Case& c : cases) {
+    const std::int64_t out_h = c.h * c.scale_h, out_w = c.w * c.scale_w;
+    const Tensor a = uniform(rng, {c.n, c.a_channels, c.h, c.w}, -1, 1);
+    const Tensor skip = uniform(rng, {c.n, c.b_channels, out_h, out_w}, -1, 1);
+    const Tensor w = conv_weight(rng, {c.outputs, (c.a_channels + c.b_channels) / c.groups, c.k, c.k});
+    for (const bool upsampled_first : {true, false}) {
+      Builder b;
+      const auto av = b.input("a", a), sv = b.input("skip", skip);
+      const auto unit = b.op(Reshape{.shape = {c.n, c.a_channels, c.h, 1, c.w, 1}}, {av});
+      const auto wide = b.op(BroadcastTo{.shape = {c.n, c.a_channels, c.h, c.scale_h, c.w, c.scale_w}}, {unit});
+      const auto up = b.op(Reshape{.shape = {c.n, c.a_channels, out_h, out_w}}, {wide});
+      const auto x = b.op(Concat{.axis = 1}, {upsampled_first ? up : sv, upsampled_first ? sv : up});
+      Conv2d op;
+      op.pads = c.pads;
+      op.groups = c.groups;
+      b.output("y", b.op(Relu{}, {b.op(op, {x, b.constant(w), b.constant(uniform(rng, {c.outputs}, -1, 1))})}));
+      const Model model(b.graph());
+      const TensorMap inputs{{"a", a}, {"skip", skip}};
+      const TensorMap unfused = Executor(model, {1, false}).run(inputs);
+      for (const int threads : {1, 2}) {
+        const Executor fused(model, {threads, true});
+        CAPTURE(to_string(Shape{c.n, c.a_channels, c.h, c.w}));
+        CAPTURE(threads);
+        gathered += contains(fused.describe(), "input padded from 2 values (1 upsampled), not written out");
+        CHECK(fused.plan().kernels.size() == 1);
+        const TensorMap out = fused.run(inputs);
+        CHECK(std::memcmp(out.at("y").raw(), unfused.at("y").raw(), out.at("y").bytes()) == 0);
+      }
+      check_builder(b, "conv of concat(upsample(a), skip)");
+    }
+  }
+  CHECK(gathered == 5 * 2 * 2);
+  {  // not gathered: the concat also an output, the upsampled value read twice
+    for (const int variant : {0, 1}) {
+      Builder b;
+      const auto av = b.input("a", uniform(rng, {1, 3, 4, 4}, -1, 1));
+      const auto up = b.op(Reshape{.shape = {1, 3, 8, 8}},
+                           {b.op(BroadcastTo{.shape = {1, 3, 4, 2, 4, 2}}, {b.op(Reshape{.shape = {1, 3, 4, 1, 4, 1}}, {av})})});
+      const auto x = b.op(Concat{.axis = 1}, {up, b.input("skip", uniform(rng, {1, 2, 8, 8}, -1, 1))});
+      b.output("y", b.op(Conv2d{.pads = {1, 1, 1, 1}}, {x, b.constant(conv_weight(rng, {4, 5, 3, 3}))}));
+      if (variant == 0) b.output("x", x);
+      else b.output("twice", b.op(Add{}, {up, up}));
+      check_builder(b, variant == 0 ? "concat also an output" : "upsampled value also read by an add");
+      const std::string plan = Executor(Model(b.graph()), {1, true}).describe();
+      CHECK_MESSAGE(contains(plan, variant == 0 ? "concat (" : "input padded from 2 values, not written out"), plan);
+    }
+  }
+}
+
 TEST_CASE("a depthwise conv2d gives the bits of one single-channel conv per channel") {
   // groups = C = O takes the depthwise kernel; slicing each channel out and
   // convolving it alone (groups 1, one input and one output channel) takes

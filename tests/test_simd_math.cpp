@@ -481,3 +481,22 @@ TEST_CASE("GEMM tiles: one thread keeps 96 x 256; with two, the busiest worker's
       CHECK(busiest <= at_256);
     }
 }
+
+TEST_CASE("repeat_pairs (nearest upsampling of a row by 2) repeats each float, reads and writes nothing past n") {
+  using namespace rml::exec;
+  std::vector<float> src(64);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i) + 0.5f;
+  for (const Isa isa : runnable_isas())
+    for (std::int64_t n = 0; n <= 70; ++n) {
+      CAPTURE(isa_name(isa));
+      CAPTURE(n);
+      // The source ends where the last float read lies, so ASan sees any read past it.
+      std::vector<float> source(src.begin(), src.begin() + (n + 1) / 2);
+      std::vector<float> dst(static_cast<std::size_t>(n) + 8, -7.0f);
+      simd::repeat_pairs(isa, source.data(), dst.data(), n);
+      bool right = true;
+      for (std::int64_t i = 0; i < n; ++i) right = right && dst[i] == src[i / 2];
+      CHECK(right);
+      CHECK(std::all_of(dst.begin() + n, dst.end(), [](float v) { return v == -7.0f; }));
+    }
+}

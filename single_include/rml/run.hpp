@@ -4453,7 +4453,8 @@ class PackedWeightCache {
 /// leaves fewer than two tiles per worker; then columns, and after them rows,
 /// are halved (whole panels and micro-tiles only) while a tile keeps at least
 /// kMinTileWork multiply-adds (about 2 us: less would not pay for the hand-off);
-/// with several workers the column tiles are then evened out (balanced_cols).
+/// with several workers and at most two tiles each, the column tiles are then
+/// evened out (balanced_cols).
 /// Tiling never changes a result bit, so it is free to depend on the thread count.
 struct GemmTiles {
   std::int64_t rows = 96, cols = 256;
@@ -4490,7 +4491,8 @@ inline GemmTiles gemm_tiles(std::int64_t M, std::int64_t N, std::int64_t K, std:
   while (count() < wanted && tiles.rows / 2 >= kMinTileRows && tiles.rows / 2 < M &&
          work(tiles.rows / 2, tiles.cols) >= kMinTileWork)
     tiles.rows /= 2;
-  if (threads > 1) tiles.cols = balanced_cols(N, tiles.cols, batches * ((M + tiles.rows - 1) / tiles.rows), threads, nr);
+  if (threads > 1 && count() <= 2 * threads)  // (with more tiles an uneven one matters less than their shape)
+    tiles.cols = balanced_cols(N, tiles.cols, batches * ((M + tiles.rows - 1) / tiles.rows), threads, nr);
   return tiles;
 }
 
@@ -4660,6 +4662,7 @@ inline bool padded_plane_fits(std::int64_t rows, std::int64_t columns, const Sha
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -4853,10 +4856,22 @@ class Kernel {
 class PackedWeightCache;  // exec/gemm.hpp
 
 /// What a kernel factory may ask about the graph while the plan is made.
+/// Consecutive channels of a conv's input taken from another value: its
+/// `channels` planes, each repeated scale_h x scale_w (nearest upsampling).
+/// A conv whose input is a channel concat of such values (exec/fusion.hpp
+/// finds them) reads the pieces while it pads, so the concat and the
+/// upsampling are never written out.
+struct ChannelPiece {
+  ValueId value;
+  std::int64_t channels = 0, scale_h = 1, scale_w = 1;
+};
+
 struct PlanContext {
   const Graph& graph;
   const std::vector<bool>& graph_outputs;  // per value: is it a graph output?
   PackedWeightCache& packed_weights;        // constant matmul operands, packed once per plan
+  /// Per node: the channel pieces its conv reads its input from (empty: the input itself).
+  const std::vector<std::vector<ChannelPiece>>* conv_pieces = nullptr;
 
   const TensorType& type(ValueId v) const { return graph.values[v].type; }
   Types input_types(const Node& node) const {
@@ -4871,6 +4886,14 @@ struct PlanContext {
     return value.kind == ValueKind::constant ? &*value.data : nullptr;
   }
   bool is_graph_output(ValueId v) const { return graph_outputs[v]; }
+  /// conv_pieces' entry for a node of `graph` (none for a node from elsewhere).
+  const std::vector<ChannelPiece>& pieces_of(const Node& node) const {
+    static const std::vector<ChannelPiece> none;
+    const std::less<const Node*> before;
+    const Node* first = graph.nodes.data();
+    if (!conv_pieces || before(&node, first) || !before(&node, first + conv_pieces->size())) return none;
+    return (*conv_pieces)[static_cast<std::size_t>(&node - first)];
+  }
 };
 
 /// The executor kernel of an op that is not elementwise, declared beside its
@@ -5162,6 +5185,9 @@ inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t r
     for (std::int64_t i = 0; i < n; ++i) out[r * out_step + i] = max_2x2(t[2 * i], t[2 * i + 1], b[2 * i], b[2 * i + 1]);
   }
 }
+inline void repeat_pairs(const float* src, float* dst, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) dst[i] = src[i / 2];
+}
 inline void pad_plane(const float* src, std::int64_t src_width, std::int64_t src_rows, std::int64_t top, std::int64_t first,
                       std::int64_t last, float* dst, std::int64_t row_w, std::int64_t rows) {
   first = std::clamp<std::int64_t>(first, 0, row_w), last = std::clamp<std::int64_t>(last, first, row_w);
@@ -5262,6 +5288,11 @@ struct V {
   static M unordered(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
   static M mask_or(M a, M b) { return _mm256_or_ps(a, b); }
+  /// lo, hi: a's lanes each twice (lanes 0, 0, 1, 1, ...).
+  static void repeat_pairs(T a, T& lo, T& hi) {
+    lo = _mm256_permutevar8x32_ps(a, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+    hi = _mm256_permutevar8x32_ps(a, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7));
+  }
   /// The even and the odd elements of the 16 floats a, b (in order).
   static void deinterleave(T a, T b, T& even, T& odd) {
     even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
@@ -5433,6 +5464,18 @@ inline void pad_plane(const float* src, std::int64_t src_width, std::int64_t src
     for (; h < begin; ++h) V::store_masked(column + h * row_w, zeros, stored);
     for (; h < end; ++h) V::store_masked(column + h * row_w, V::load_masked(src + (h - top) * src_width + w, copied), stored);
     for (; h < rows; ++h) V::store_masked(column + h * row_w, zeros, stored);
+  }
+}
+
+/// simd::repeat_pairs: a vector of src gives two of dst; the last, partial
+/// ones under masks (nothing past src[(n + 1) / 2] is read, nor dst[n] written).
+inline void repeat_pairs(const float* src, float* dst, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; i += 2 * V::kLanes) {
+    const std::int64_t left = n - i;
+    V::T lo, hi;
+    V::repeat_pairs(V::load_masked(src + i / 2, V::lane_range(0, (left + 1) / 2)), lo, hi);
+    V::store_masked(dst + i, lo, V::lane_range(0, left));
+    if (left > V::kLanes) V::store_masked(dst + i + V::kLanes, hi, V::lane_range(0, left - V::kLanes));
   }
 }
 
@@ -5696,6 +5739,12 @@ struct V {
   static M unordered(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
   static M mask_or(M a, M b) { return static_cast<M>(a | b); }
+  /// lo, hi: a's lanes each twice (lanes 0, 0, 1, 1, ...). (Zero-masked with
+  /// every lane on: GCC 12 warns on the unmasked permute's internal operand.)
+  static void repeat_pairs(T a, T& lo, T& hi) {
+    lo = _mm512_maskz_permutexvar_ps(kAll, _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), a);
+    hi = _mm512_maskz_permutexvar_ps(kAll, _mm512_setr_epi32(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15), a);
+  }
   static void deinterleave(T a, T b, T& even, T& odd) {
     const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     even = _mm512_permutex2var_ps(a, evens, b);
@@ -5869,6 +5918,18 @@ inline void pad_plane(const float* src, std::int64_t src_width, std::int64_t src
     for (; h < begin; ++h) V::store_masked(column + h * row_w, zeros, stored);
     for (; h < end; ++h) V::store_masked(column + h * row_w, V::load_masked(src + (h - top) * src_width + w, copied), stored);
     for (; h < rows; ++h) V::store_masked(column + h * row_w, zeros, stored);
+  }
+}
+
+/// simd::repeat_pairs: a vector of src gives two of dst; the last, partial
+/// ones under masks (nothing past src[(n + 1) / 2] is read, nor dst[n] written).
+inline void repeat_pairs(const float* src, float* dst, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; i += 2 * V::kLanes) {
+    const std::int64_t left = n - i;
+    V::T lo, hi;
+    V::repeat_pairs(V::load_masked(src + i / 2, V::lane_range(0, (left + 1) / 2)), lo, hi);
+    V::store_masked(dst + i, lo, V::lane_range(0, left));
+    if (left > V::kLanes) V::store_masked(dst + i + V::kLanes, hi, V::lane_range(0, left - V::kLanes));
   }
 }
 
@@ -6184,6 +6245,17 @@ inline void pad_plane(Isa isa, const float* src, std::int64_t src_width, std::in
 #endif
   (void)isa;
   portable::pad_plane(src, src_width, src_rows, top, first, last, dst, row_w, rows);
+}
+
+/// dst[i] = src[i / 2] for i in [0, n): each float twice, as nearest
+/// upsampling by 2 repeats a row's pixels. Reads src[0 : (n + 1) / 2] only.
+inline void repeat_pairs(Isa isa, const float* src, float* dst, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::repeat_pairs(src, dst, n);
+  if (isa == Isa::avx2) return avx2::repeat_pairs(src, dst, n);
+#endif
+  (void)isa;
+  portable::repeat_pairs(src, dst, n);
 }
 
 namespace sum_detail {
@@ -6846,10 +6918,18 @@ class DirectConv2dKernel final : public Kernel {
   }
 
   /// The epilogue group, if any, is over the output viewed as [N, O, H'*W'].
+  /// `pieces`, if any, are where the input's channels come from (in order):
+  /// x itself is then never written.
   DirectConv2dKernel(const Conv2d& op, ValueId x, std::optional<ValueId> bias, ValueId product, const Shape& x_shape,
                      const Shape& w_shape, const Shape& y_shape, const Tensor& w,
-                     std::optional<ElementwiseGroup> epilogue)
-      : op_(op), x_(x), bias_(bias), product_(product), epilogue_(std::move(epilogue)) {
+                     std::optional<ElementwiseGroup> epilogue, const std::vector<ChannelPiece>& pieces = {})
+      : op_(op), bias_(bias), product_(product), epilogue_(std::move(epilogue)) {
+    pieces_ = pieces.empty() ? std::vector<ChannelPiece>{{x, x_shape[1], 1, 1}} : pieces;
+    for (std::size_t s = 0; s < pieces_.size(); ++s)
+      for (std::int64_t c = 0; c < pieces_[s].channels; ++c) channel_source_.push_back({s, c});
+    if (static_cast<std::int64_t>(channel_source_.size()) != x_shape[1])
+      fail(ErrorCode::internal, "conv2d: its input's channel pieces hold ", channel_source_.size(), " channels, not ",
+           x_shape[1]);
     batch_ = x_shape[0];
     channels_ = x_shape[1] / op.groups;
     height_ = x_shape[2];
@@ -6907,7 +6987,6 @@ class DirectConv2dKernel final : public Kernel {
   ValueId target() const { return epilogue_ ? epilogue_->output() : product_; }
 
   void run(RunContext& ctx) const override {
-    const float* x = ctx.value<const float>(x_);
     const float* bias = bias_ ? ctx.value<const float>(*bias_) : nullptr;
     float* images = reinterpret_cast<float*>(ctx.shared_scratch);
     const std::int64_t groups = op_.groups;
@@ -6915,7 +6994,12 @@ class DirectConv2dKernel final : public Kernel {
     auto pad_planes = [&](std::int64_t p0, std::int64_t p1) {  // planes p: image p / channels_, channel p % channels_
       for (std::int64_t p = p0; p < p1; ++p) {
         const std::int64_t image = p / channels_, c = p % channels_;
-        pad_channel(x + (image * channels_ + c) * height_ * width_, images + image * image_floats_, c);
+        // Image n * groups + g's channel c is the input's channel g * channels_ + c.
+        const auto [s, local] = channel_source_[static_cast<std::size_t>(image % groups * channels_ + c)];
+        const ChannelPiece& piece = pieces_[s];
+        const std::int64_t plane = height_ / piece.scale_h * (width_ / piece.scale_w);
+        const float* input = ctx.value<const float>(piece.value) + (image / groups * piece.channels + local) * plane;
+        pad_channel(input, piece.scale_h, piece.scale_w, images + image * image_floats_, c);
       }
     };
     // Tiles of up to tile_cols_ pixels, narrower when that leaves a worker
@@ -6971,7 +7055,19 @@ class DirectConv2dKernel final : public Kernel {
     });
   }
 
-  std::string describe() const override {
+  std::string describe() const override { return describe_product() + describe_input(); }
+
+ private:
+  /// Where the input comes from, when not one value as it is.
+  std::string describe_input() const {
+    const auto upsampled = std::count_if(pieces_.begin(), pieces_.end(),
+                                         [](const ChannelPiece& p) { return p.scale_h * p.scale_w > 1; });
+    if (pieces_.size() == 1 && upsampled == 0) return "";
+    return detail::concat(", input padded from ", pieces_.size(), pieces_.size() == 1 ? " value" : " values",
+                          upsampled ? detail::concat(" (", upsampled, " upsampled)") : "", ", not written out");
+  }
+
+  std::string describe_product() const {
     if (few_taps_)
       return detail::concat("conv2d direct, few taps (", outputs_, outputs_ == 1 ? " output" : " outputs", " from ",
                             depth_, " taps over ", virtual_pixels_, " pixels of ",
@@ -6990,7 +7086,6 @@ class DirectConv2dKernel final : public Kernel {
     return text;
   }
 
- private:
   /// Whether kw shifted copies pay: they fit in L2, and the wasted columns'
   /// multiply-adds they save outweigh writing kw - 1 more copies.
   bool shifted_copies_pay(std::int64_t kw, std::int64_t kh, std::int64_t padded_w) const {
@@ -7003,12 +7098,13 @@ class DirectConv2dKernel final : public Kernel {
     return saved >= kFmasPerCopiedFloat * (kw - 1) * channels_ * plane;
   }
 
-  /// Writes channel c of one image (its plane `input`) into the image's
-  /// padded planes (or its kw shifted copies), padding zeroed; the last
-  /// channel also zeroes the slack after the planes. Each float is written
-  /// once (simd::pad_plane: a vector of a row at a time, measured 3x faster
-  /// than a fill, copy and fill per row on the bench cnn's 14-float rows).
-  void pad_channel(const float* input, float* image, std::int64_t c) const {
+  /// Writes channel c of one image (its plane `input`, which is upsampled
+  /// scale_h x scale_w) into the image's padded planes (or its kw shifted
+  /// copies), padding zeroed; the last channel also zeroes the slack after
+  /// the planes. Each float is written once (simd::pad_plane: a vector of a
+  /// row at a time, measured 3x faster than a fill, copy and fill per row on
+  /// the bench cnn's 14-float rows).
+  void pad_channel(const float* input, std::int64_t scale_h, std::int64_t scale_w, float* image, std::int64_t c) const {
     const std::int64_t top = op_.pads[0], plane = padded_h_ * row_w_;
     const Isa isa = active_isa();
     for (std::int64_t j = 0; j < copies_; ++j) {
@@ -7016,12 +7112,48 @@ class DirectConv2dKernel final : public Kernel {
       const std::int64_t shift = j * op_.dilations[1] - op_.pads[1];
       const std::int64_t first = std::clamp<std::int64_t>(-shift, 0, row_w_);
       const std::int64_t last = std::clamp<std::int64_t>(width_ - shift, first, row_w_);
-      simd::pad_plane(isa, input + shift, width_, height_, top, first, last, image + (j * channels_ + c) * plane, row_w_,
-                      padded_h_);
+      float* dst = image + (j * channels_ + c) * plane;
+      if (scale_h == 1 && scale_w == 1)
+        simd::pad_plane(isa, input + shift, width_, height_, top, first, last, dst, row_w_, padded_h_);
+      else
+        pad_upsampled_plane(input, scale_h, scale_w, shift, first, last, dst);
     }
     if (c + 1 == channels_) {
       const std::int64_t planes_end = copies_ * channels_ * plane;
       std::fill(image + planes_end, image + image_floats_, 0.0f);
+    }
+  }
+
+  /// pad_plane's work for a plane upsampled scale_h x scale_w (nearest) on
+  /// the way: padded row h is input row (h - top) / scale_h, its column w
+  /// (first <= w < last) input column (w + shift) / scale_w. A row is built
+  /// once and copied to the rows repeating it.
+  void pad_upsampled_plane(const float* input, std::int64_t scale_h, std::int64_t scale_w, std::int64_t shift,
+                           std::int64_t first, std::int64_t last, float* dst) const {
+    const std::int64_t top = op_.pads[0], source_w = width_ / scale_w;
+    const Isa isa = active_isa();
+    for (std::int64_t h = 0; h < padded_h_; ++h) {
+      float* row = dst + h * row_w_;
+      const std::int64_t r = h - top;
+      if (r < 0 || r >= height_) {
+        std::fill_n(row, row_w_, 0.0f);
+      } else if (r % scale_h != 0 && h > 0) {
+        std::copy_n(row - row_w_, row_w_, row);  // the row above reads the same input row
+      } else {
+        const float* source = input + r / scale_h * source_w;
+        std::fill(row, row + first, 0.0f);
+        std::int64_t w = first, u = (first + shift) / scale_w, phase = (first + shift) % scale_w;
+        if (scale_w == 2) {  // the common case: vectors of pairs, from an even input column on
+          if (phase == 1 && w < last) row[w++] = source[u++];
+          simd::repeat_pairs(isa, source + u, row + w, last - w);
+        } else {
+          for (; w < last; ++w) {
+            row[w] = source[u];
+            if (++phase == scale_w) phase = 0, ++u;
+          }
+        }
+        std::fill(row + last, row + row_w_, 0.0f);
+      }
     }
   }
 
@@ -7108,7 +7240,8 @@ class DirectConv2dKernel final : public Kernel {
   }
 
   Conv2d op_;
-  ValueId x_;
+  std::vector<ChannelPiece> pieces_;  // where the input's channels come from, in order
+  std::vector<std::pair<std::size_t, std::int64_t>> channel_source_;  // per input channel: (piece, its channel there)
   std::optional<ValueId> bias_;
   ValueId product_;
   std::optional<ElementwiseGroup> epilogue_;
@@ -7490,12 +7623,24 @@ struct KernelFor<Conv2d> {
     if (DirectConv2dKernel::applies(op, w_constant, ctx.type(node.inputs[0]).shape, ctx.output_shape(node)))
       return std::make_unique<DirectConv2dKernel>(op, node.inputs[0], bias, node.outputs[0], ctx.type(node.inputs[0]).shape,
                                                   ctx.type(node.inputs[1]).shape, ctx.output_shape(node), *w_constant,
-                                                  std::move(epilogue));
+                                                  std::move(epilogue), ctx.pieces_of(node));
     return std::make_unique<Conv2dKernel>(op, node.inputs[0], node.inputs[1], bias, node.outputs[0],
                                           ctx.type(node.inputs[0]).shape, ctx.type(node.inputs[1]).shape,
                                           ctx.output_shape(node), w_constant, std::move(epilogue));
   }
 };
+
+/// Whether KernelFor<Conv2d> runs this f32 conv2d on DirectConv2dKernel (the
+/// same tests, in the same order): exec/fusion.hpp may then hand it its input
+/// as channel pieces.
+inline bool runs_direct_conv(const Graph& graph, const Node& node) {
+  const Conv2d* op = std::get_if<Conv2d>(&node.op);
+  if (!op || graph.type(node.inputs[0]).dtype != DType::f32) return false;
+  const Value& w = graph.values[node.inputs[1]];
+  const Shape &x = graph.type(node.inputs[0]).shape, &y = graph.type(node.outputs[0]).shape;
+  return !DepthwiseConv2dKernel::applies(*op, x, w.type.shape, y) &&
+         DirectConv2dKernel::applies(*op, w.kind == ValueKind::constant ? &*w.data : nullptr, x, y);
+}
 
 template <class Pool>
 struct PoolKernelFor {
@@ -8697,7 +8842,21 @@ class Fusion {
       : graph_(graph), order_(order), uses_(uses) {
     form_groups(fuse);
     if (fuse) choose_epilogues();
+    gather_conv_inputs(fuse);
   }
+
+  /// A node run inside a direct conv's padding (the channel concat feeding it,
+  /// or a nearest upsampling's reshape, broadcast_to and reshape): no kernel.
+  bool gathered(std::size_t n) const { return gathered_by_[n] >= 0; }
+  /// The nodes gathered into conv node `conv`'s padding, in execution order.
+  std::vector<std::size_t> gathered_into(std::size_t conv) const {
+    std::vector<std::size_t> out;
+    for (std::size_t n : order_)
+      if (gathered_by_[n] == static_cast<std::int64_t>(conv)) out.push_back(n);
+    return out;
+  }
+  /// Per node: the channel pieces its conv reads instead of its input (PlanContext::conv_pieces).
+  const std::vector<std::vector<ChannelPiece>>& conv_pieces() const { return conv_pieces_; }
 
   /// A broadcast_to read only by a group, as one of its leaves: no kernel.
   bool absorbed(std::size_t n) const { return absorbed_[n]; }
@@ -8849,6 +9008,60 @@ class Fusion {
     }
   }
 
+  /// A direct conv whose input is a channel concat only it reads, of values
+  /// that may each be nearest-upsampled (also read by nothing else), reads
+  /// their planes as it pads them: the concat and the upsampled copies are
+  /// never written (the bench unet's decoder: 0.3 ms of copies at batch 16).
+  void gather_conv_inputs(bool fuse) {
+    conv_pieces_.assign(graph_.nodes.size(), {});
+    gathered_by_.assign(graph_.nodes.size(), -1);
+    if (!fuse) return;
+    for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
+      if (!runs_direct_conv(graph_, node(n))) continue;
+      std::vector<std::size_t> gathered;
+      std::vector<ValueId> parts{node(n).inputs[0]};
+      const std::optional<std::size_t> concat = private_producer(parts[0]);
+      if (concat && holds<Concat>(node(*concat).op) &&
+          normalize_axis(std::get<Concat>(node(*concat).op).axis, 4, "concat") == 1) {
+        parts = node(*concat).inputs;
+        gathered.push_back(*concat);
+      }
+      std::vector<ChannelPiece> pieces;
+      for (ValueId v : parts) pieces.push_back(nearest_upsampling(v, gathered).value_or(ChannelPiece{v, type(v).shape[1]}));
+      if (gathered.empty()) continue;
+      for (std::size_t m : gathered) gathered_by_[m] = static_cast<std::int64_t>(n);
+      conv_pieces_[n] = std::move(pieces);
+    }
+  }
+
+  /// The node producing v, when v is an intermediate only that one node reads.
+  std::optional<std::size_t> private_producer(ValueId v) const {
+    if (!uses_.single_private_reader(v) || uses_.producer[v] < 0) return std::nullopt;
+    return static_cast<std::size_t>(uses_.producer[v]);
+  }
+
+  /// v = reshape(broadcast_to(reshape(s))) with s [N, C, H, W] going through
+  /// [N, C, H, 1, W, 1] and [N, C, H, sh, W, sw] to [N, C, H*sh, W*sw] (how
+  /// PyTorch exports nearest upsampling), each step read only by the next:
+  /// s as a piece scaled sh x sw; its three nodes are added to `gathered`.
+  std::optional<ChannelPiece> nearest_upsampling(ValueId v, std::vector<std::size_t>& gathered) const {
+    const std::optional<std::size_t> last = private_producer(v);
+    if (!last || !holds<Reshape>(node(*last).op)) return std::nullopt;
+    const std::optional<std::size_t> repeat = private_producer(node(*last).inputs[0]);
+    if (!repeat || !holds<BroadcastTo>(node(*repeat).op)) return std::nullopt;
+    const std::optional<std::size_t> first = private_producer(node(*repeat).inputs[0]);
+    if (!first || !holds<Reshape>(node(*first).op)) return std::nullopt;
+    const ValueId source = node(*first).inputs[0];
+    const Shape &s = type(source).shape, &unit = type(node(*first).outputs[0]).shape;
+    const Shape &wide = type(node(*repeat).outputs[0]).shape, &out = type(v).shape;
+    if (s.size() != 4 || unit != Shape{s[0], s[1], s[2], 1, s[3], 1} || wide.size() != 6 ||
+        wide != Shape{s[0], s[1], s[2], wide[3], s[3], wide[5]} || wide[3] < 1 || wide[5] < 1 ||
+        out != Shape{s[0], s[1], s[2] * wide[3], s[3] * wide[5]})
+      return std::nullopt;
+    gathered.insert(gathered.end(), {*first, *repeat, *last});
+    return ChannelPiece{source, s[1], wide[3], wide[5]};
+  }
+
   std::size_t group_root(std::size_t set) const {
     for (std::size_t n = 0; n < graph_.nodes.size(); ++n)
       if (in_group_[n] && is_root_[n] && group_of_[n] == set) return n;
@@ -8923,6 +9136,8 @@ class Fusion {
   std::vector<bool> absorbed_, in_group_, is_root_;
   std::vector<std::size_t> group_of_;
   std::vector<std::int64_t> epilogue_owner_;  // per node: the root of its epilogue group, or -1
+  std::vector<std::int64_t> gathered_by_;     // per node: the conv whose padding runs it, or -1
+  std::vector<std::vector<ChannelPiece>> conv_pieces_;  // per node: its conv's input pieces, if gathered
 };
 
 }  // namespace rml::exec
@@ -9143,12 +9358,14 @@ inline bool nothing_to_compute(const PlanContext& ctx, const Node& node, const s
 }
 
 /// The kernel for node `n`, or nullptr when `n` runs inside another kernel
-/// (a group member that is not its root, an absorbed broadcast, an epilogue
-/// producer); sets the kernel's nodes, reads and writes.
+/// (a group member that is not its root, an absorbed broadcast, a node
+/// gathered into a conv's padding, an epilogue producer); sets the kernel's nodes, reads and writes.
 inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fusion& fusion, std::size_t n,
                                                std::size_t& fused_groups) {
   const Node& node = ctx.graph.nodes[n];
-  if (fusion.absorbed(n) || (fusion.in_group(n) && !fusion.is_root(n)) || fusion.is_epilogue_producer(n)) return nullptr;
+  if (fusion.absorbed(n) || fusion.gathered(n) || (fusion.in_group(n) && !fusion.is_root(n)) ||
+      fusion.is_epilogue_producer(n))
+    return nullptr;
   std::unique_ptr<Kernel> kernel;
   std::vector<std::size_t> covered{n};
   const std::vector<ValueId> writes = fusion.in_group(n) ? std::vector<ValueId>{node.outputs[0]} : node.outputs;
@@ -9167,6 +9384,11 @@ inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fus
     if (covered.size() > 1) ++fused_groups;
   } else {
     kernel = make_kernel(ctx, node);
+  }
+  // A conv's gathered input nodes run in its padding: before it, in its kernel.
+  for (const std::size_t m : std::vector<std::size_t>(covered)) {
+    const std::vector<std::size_t> gathered = fusion.gathered_into(m);
+    covered.insert(std::find(covered.begin(), covered.end(), m), gathered.begin(), gathered.end());
   }
   kernel->nodes = covered;
   // What the kernel reads from outside and writes.
@@ -9191,7 +9413,7 @@ inline Plan compile_plan(const Model& model, bool fuse) {
   const GraphUses uses(graph);
   const Fusion fusion(graph, model.order(), uses, fuse);
   PackedWeightCache packed_weights;
-  const PlanContext ctx{graph, uses.is_output, packed_weights};
+  const PlanContext ctx{graph, uses.is_output, packed_weights, &fusion.conv_pieces()};
   Plan plan;
   for (std::size_t n : model.order())
     if (auto kernel = plan_detail::kernel_for_node(ctx, fusion, n, plan.fused_groups)) plan.kernels.push_back(std::move(kernel));

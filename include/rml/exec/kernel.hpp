@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,10 +57,22 @@ class Kernel {
 class PackedWeightCache;  // exec/gemm.hpp
 
 /// What a kernel factory may ask about the graph while the plan is made.
+/// Consecutive channels of a conv's input taken from another value: its
+/// `channels` planes, each repeated scale_h x scale_w (nearest upsampling).
+/// A conv whose input is a channel concat of such values (exec/fusion.hpp
+/// finds them) reads the pieces while it pads, so the concat and the
+/// upsampling are never written out.
+struct ChannelPiece {
+  ValueId value;
+  std::int64_t channels = 0, scale_h = 1, scale_w = 1;
+};
+
 struct PlanContext {
   const Graph& graph;
   const std::vector<bool>& graph_outputs;  // per value: is it a graph output?
   PackedWeightCache& packed_weights;        // constant matmul operands, packed once per plan
+  /// Per node: the channel pieces its conv reads its input from (empty: the input itself).
+  const std::vector<std::vector<ChannelPiece>>* conv_pieces = nullptr;
 
   const TensorType& type(ValueId v) const { return graph.values[v].type; }
   Types input_types(const Node& node) const {
@@ -74,6 +87,14 @@ struct PlanContext {
     return value.kind == ValueKind::constant ? &*value.data : nullptr;
   }
   bool is_graph_output(ValueId v) const { return graph_outputs[v]; }
+  /// conv_pieces' entry for a node of `graph` (none for a node from elsewhere).
+  const std::vector<ChannelPiece>& pieces_of(const Node& node) const {
+    static const std::vector<ChannelPiece> none;
+    const std::less<const Node*> before;
+    const Node* first = graph.nodes.data();
+    if (!conv_pieces || before(&node, first) || !before(&node, first + conv_pieces->size())) return none;
+    return (*conv_pieces)[static_cast<std::size_t>(&node - first)];
+  }
 };
 
 /// The executor kernel of an op that is not elementwise, declared beside its

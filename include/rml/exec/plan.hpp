@@ -36,12 +36,14 @@ inline bool nothing_to_compute(const PlanContext& ctx, const Node& node, const s
 }
 
 /// The kernel for node `n`, or nullptr when `n` runs inside another kernel
-/// (a group member that is not its root, an absorbed broadcast, an epilogue
-/// producer); sets the kernel's nodes, reads and writes.
+/// (a group member that is not its root, an absorbed broadcast, a node
+/// gathered into a conv's padding, an epilogue producer); sets the kernel's nodes, reads and writes.
 inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fusion& fusion, std::size_t n,
                                                std::size_t& fused_groups) {
   const Node& node = ctx.graph.nodes[n];
-  if (fusion.absorbed(n) || (fusion.in_group(n) && !fusion.is_root(n)) || fusion.is_epilogue_producer(n)) return nullptr;
+  if (fusion.absorbed(n) || fusion.gathered(n) || (fusion.in_group(n) && !fusion.is_root(n)) ||
+      fusion.is_epilogue_producer(n))
+    return nullptr;
   std::unique_ptr<Kernel> kernel;
   std::vector<std::size_t> covered{n};
   const std::vector<ValueId> writes = fusion.in_group(n) ? std::vector<ValueId>{node.outputs[0]} : node.outputs;
@@ -60,6 +62,11 @@ inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fus
     if (covered.size() > 1) ++fused_groups;
   } else {
     kernel = make_kernel(ctx, node);
+  }
+  // A conv's gathered input nodes run in its padding: before it, in its kernel.
+  for (const std::size_t m : std::vector<std::size_t>(covered)) {
+    const std::vector<std::size_t> gathered = fusion.gathered_into(m);
+    covered.insert(std::find(covered.begin(), covered.end(), m), gathered.begin(), gathered.end());
   }
   kernel->nodes = covered;
   // What the kernel reads from outside and writes.
@@ -84,7 +91,7 @@ inline Plan compile_plan(const Model& model, bool fuse) {
   const GraphUses uses(graph);
   const Fusion fusion(graph, model.order(), uses, fuse);
   PackedWeightCache packed_weights;
-  const PlanContext ctx{graph, uses.is_output, packed_weights};
+  const PlanContext ctx{graph, uses.is_output, packed_weights, &fusion.conv_pieces()};
   Plan plan;
   for (std::size_t n : model.order())
     if (auto kernel = plan_detail::kernel_for_node(ctx, fusion, n, plan.fused_groups)) plan.kernels.push_back(std::move(kernel));

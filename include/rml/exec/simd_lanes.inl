@@ -139,6 +139,18 @@ inline void pad_plane(const float* src, std::int64_t src_width, std::int64_t src
   }
 }
 
+/// simd::repeat_pairs: a vector of src gives two of dst; the last, partial
+/// ones under masks (nothing past src[(n + 1) / 2] is read, nor dst[n] written).
+inline void repeat_pairs(const float* src, float* dst, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; i += 2 * V::kLanes) {
+    const std::int64_t left = n - i;
+    V::T lo, hi;
+    V::repeat_pairs(V::load_masked(src + i / 2, V::lane_range(0, (left + 1) / 2)), lo, hi);
+    V::store_masked(dst + i, lo, V::lane_range(0, left));
+    if (left > V::kLanes) V::store_masked(dst + i + V::kLanes, hi, V::lane_range(0, left - V::kLanes));
+  }
+}
+
 /// The maxima of 2x2 windows with horizontal stride 2 over `rows` rows of
 /// `n` windows: row r's windows have their top taps at top + r * row_step
 /// (pairs 2i, 2i + 1), their bottom taps `below` floats further, and go to

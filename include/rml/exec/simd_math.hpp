@@ -273,6 +273,9 @@ inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t r
     for (std::int64_t i = 0; i < n; ++i) out[r * out_step + i] = max_2x2(t[2 * i], t[2 * i + 1], b[2 * i], b[2 * i + 1]);
   }
 }
+inline void repeat_pairs(const float* src, float* dst, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) dst[i] = src[i / 2];
+}
 inline void pad_plane(const float* src, std::int64_t src_width, std::int64_t src_rows, std::int64_t top, std::int64_t first,
                       std::int64_t last, float* dst, std::int64_t row_w, std::int64_t rows) {
   first = std::clamp<std::int64_t>(first, 0, row_w), last = std::clamp<std::int64_t>(last, first, row_w);
@@ -373,6 +376,11 @@ struct V {
   static M unordered(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
   static M mask_or(M a, M b) { return _mm256_or_ps(a, b); }
+  /// lo, hi: a's lanes each twice (lanes 0, 0, 1, 1, ...).
+  static void repeat_pairs(T a, T& lo, T& hi) {
+    lo = _mm256_permutevar8x32_ps(a, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+    hi = _mm256_permutevar8x32_ps(a, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7));
+  }
   /// The even and the odd elements of the 16 floats a, b (in order).
   static void deinterleave(T a, T b, T& even, T& odd) {
     even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
@@ -453,6 +461,12 @@ struct V {
   static M unordered(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
   static M mask_or(M a, M b) { return static_cast<M>(a | b); }
+  /// lo, hi: a's lanes each twice (lanes 0, 0, 1, 1, ...). (Zero-masked with
+  /// every lane on: GCC 12 warns on the unmasked permute's internal operand.)
+  static void repeat_pairs(T a, T& lo, T& hi) {
+    lo = _mm512_maskz_permutexvar_ps(kAll, _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), a);
+    hi = _mm512_maskz_permutexvar_ps(kAll, _mm512_setr_epi32(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15), a);
+  }
   static void deinterleave(T a, T b, T& even, T& odd) {
     const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     even = _mm512_permutex2var_ps(a, evens, b);
@@ -587,6 +601,17 @@ inline void pad_plane(Isa isa, const float* src, std::int64_t src_width, std::in
 #endif
   (void)isa;
   portable::pad_plane(src, src_width, src_rows, top, first, last, dst, row_w, rows);
+}
+
+/// dst[i] = src[i / 2] for i in [0, n): each float twice, as nearest
+/// upsampling by 2 repeats a row's pixels. Reads src[0 : (n + 1) / 2] only.
+inline void repeat_pairs(Isa isa, const float* src, float* dst, std::int64_t n) {
+#if RML_X86_DISPATCH
+  if (isa == Isa::avx512) return avx512::repeat_pairs(src, dst, n);
+  if (isa == Isa::avx2) return avx2::repeat_pairs(src, dst, n);
+#endif
+  (void)isa;
+  portable::repeat_pairs(src, dst, n);
 }
 
 namespace sum_detail {

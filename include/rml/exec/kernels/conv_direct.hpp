@@ -81,10 +81,18 @@ class DirectConv2dKernel final : public Kernel {
   }
 
   /// The epilogue group, if any, is over the output viewed as [N, O, H'*W'].
+  /// `pieces`, if any, are where the input's channels come from (in order):
+  /// x itself is then never written.
   DirectConv2dKernel(const Conv2d& op, ValueId x, std::optional<ValueId> bias, ValueId product, const Shape& x_shape,
                      const Shape& w_shape, const Shape& y_shape, const Tensor& w,
-                     std::optional<ElementwiseGroup> epilogue)
-      : op_(op), x_(x), bias_(bias), product_(product), epilogue_(std::move(epilogue)) {
+                     std::optional<ElementwiseGroup> epilogue, const std::vector<ChannelPiece>& pieces = {})
+      : op_(op), bias_(bias), product_(product), epilogue_(std::move(epilogue)) {
+    pieces_ = pieces.empty() ? std::vector<ChannelPiece>{{x, x_shape[1], 1, 1}} : pieces;
+    for (std::size_t s = 0; s < pieces_.size(); ++s)
+      for (std::int64_t c = 0; c < pieces_[s].channels; ++c) channel_source_.push_back({s, c});
+    if (static_cast<std::int64_t>(channel_source_.size()) != x_shape[1])
+      fail(ErrorCode::internal, "conv2d: its input's channel pieces hold ", channel_source_.size(), " channels, not ",
+           x_shape[1]);
     batch_ = x_shape[0];
     channels_ = x_shape[1] / op.groups;
     height_ = x_shape[2];
@@ -142,7 +150,6 @@ class DirectConv2dKernel final : public Kernel {
   ValueId target() const { return epilogue_ ? epilogue_->output() : product_; }
 
   void run(RunContext& ctx) const override {
-    const float* x = ctx.value<const float>(x_);
     const float* bias = bias_ ? ctx.value<const float>(*bias_) : nullptr;
     float* images = reinterpret_cast<float*>(ctx.shared_scratch);
     const std::int64_t groups = op_.groups;
@@ -150,7 +157,12 @@ class DirectConv2dKernel final : public Kernel {
     auto pad_planes = [&](std::int64_t p0, std::int64_t p1) {  // planes p: image p / channels_, channel p % channels_
       for (std::int64_t p = p0; p < p1; ++p) {
         const std::int64_t image = p / channels_, c = p % channels_;
-        pad_channel(x + (image * channels_ + c) * height_ * width_, images + image * image_floats_, c);
+        // Image n * groups + g's channel c is the input's channel g * channels_ + c.
+        const auto [s, local] = channel_source_[static_cast<std::size_t>(image % groups * channels_ + c)];
+        const ChannelPiece& piece = pieces_[s];
+        const std::int64_t plane = height_ / piece.scale_h * (width_ / piece.scale_w);
+        const float* input = ctx.value<const float>(piece.value) + (image / groups * piece.channels + local) * plane;
+        pad_channel(input, piece.scale_h, piece.scale_w, images + image * image_floats_, c);
       }
     };
     // Tiles of up to tile_cols_ pixels, narrower when that leaves a worker
@@ -206,7 +218,19 @@ class DirectConv2dKernel final : public Kernel {
     });
   }
 
-  std::string describe() const override {
+  std::string describe() const override { return describe_product() + describe_input(); }
+
+ private:
+  /// Where the input comes from, when not one value as it is.
+  std::string describe_input() const {
+    const auto upsampled = std::count_if(pieces_.begin(), pieces_.end(),
+                                         [](const ChannelPiece& p) { return p.scale_h * p.scale_w > 1; });
+    if (pieces_.size() == 1 && upsampled == 0) return "";
+    return detail::concat(", input padded from ", pieces_.size(), pieces_.size() == 1 ? " value" : " values",
+                          upsampled ? detail::concat(" (", upsampled, " upsampled)") : "", ", not written out");
+  }
+
+  std::string describe_product() const {
     if (few_taps_)
       return detail::concat("conv2d direct, few taps (", outputs_, outputs_ == 1 ? " output" : " outputs", " from ",
                             depth_, " taps over ", virtual_pixels_, " pixels of ",
@@ -225,7 +249,6 @@ class DirectConv2dKernel final : public Kernel {
     return text;
   }
 
- private:
   /// Whether kw shifted copies pay: they fit in L2, and the wasted columns'
   /// multiply-adds they save outweigh writing kw - 1 more copies.
   bool shifted_copies_pay(std::int64_t kw, std::int64_t kh, std::int64_t padded_w) const {
@@ -238,12 +261,13 @@ class DirectConv2dKernel final : public Kernel {
     return saved >= kFmasPerCopiedFloat * (kw - 1) * channels_ * plane;
   }
 
-  /// Writes channel c of one image (its plane `input`) into the image's
-  /// padded planes (or its kw shifted copies), padding zeroed; the last
-  /// channel also zeroes the slack after the planes. Each float is written
-  /// once (simd::pad_plane: a vector of a row at a time, measured 3x faster
-  /// than a fill, copy and fill per row on the bench cnn's 14-float rows).
-  void pad_channel(const float* input, float* image, std::int64_t c) const {
+  /// Writes channel c of one image (its plane `input`, which is upsampled
+  /// scale_h x scale_w) into the image's padded planes (or its kw shifted
+  /// copies), padding zeroed; the last channel also zeroes the slack after
+  /// the planes. Each float is written once (simd::pad_plane: a vector of a
+  /// row at a time, measured 3x faster than a fill, copy and fill per row on
+  /// the bench cnn's 14-float rows).
+  void pad_channel(const float* input, std::int64_t scale_h, std::int64_t scale_w, float* image, std::int64_t c) const {
     const std::int64_t top = op_.pads[0], plane = padded_h_ * row_w_;
     const Isa isa = active_isa();
     for (std::int64_t j = 0; j < copies_; ++j) {
@@ -251,12 +275,48 @@ class DirectConv2dKernel final : public Kernel {
       const std::int64_t shift = j * op_.dilations[1] - op_.pads[1];
       const std::int64_t first = std::clamp<std::int64_t>(-shift, 0, row_w_);
       const std::int64_t last = std::clamp<std::int64_t>(width_ - shift, first, row_w_);
-      simd::pad_plane(isa, input + shift, width_, height_, top, first, last, image + (j * channels_ + c) * plane, row_w_,
-                      padded_h_);
+      float* dst = image + (j * channels_ + c) * plane;
+      if (scale_h == 1 && scale_w == 1)
+        simd::pad_plane(isa, input + shift, width_, height_, top, first, last, dst, row_w_, padded_h_);
+      else
+        pad_upsampled_plane(input, scale_h, scale_w, shift, first, last, dst);
     }
     if (c + 1 == channels_) {
       const std::int64_t planes_end = copies_ * channels_ * plane;
       std::fill(image + planes_end, image + image_floats_, 0.0f);
+    }
+  }
+
+  /// pad_plane's work for a plane upsampled scale_h x scale_w (nearest) on
+  /// the way: padded row h is input row (h - top) / scale_h, its column w
+  /// (first <= w < last) input column (w + shift) / scale_w. A row is built
+  /// once and copied to the rows repeating it.
+  void pad_upsampled_plane(const float* input, std::int64_t scale_h, std::int64_t scale_w, std::int64_t shift,
+                           std::int64_t first, std::int64_t last, float* dst) const {
+    const std::int64_t top = op_.pads[0], source_w = width_ / scale_w;
+    const Isa isa = active_isa();
+    for (std::int64_t h = 0; h < padded_h_; ++h) {
+      float* row = dst + h * row_w_;
+      const std::int64_t r = h - top;
+      if (r < 0 || r >= height_) {
+        std::fill_n(row, row_w_, 0.0f);
+      } else if (r % scale_h != 0 && h > 0) {
+        std::copy_n(row - row_w_, row_w_, row);  // the row above reads the same input row
+      } else {
+        const float* source = input + r / scale_h * source_w;
+        std::fill(row, row + first, 0.0f);
+        std::int64_t w = first, u = (first + shift) / scale_w, phase = (first + shift) % scale_w;
+        if (scale_w == 2) {  // the common case: vectors of pairs, from an even input column on
+          if (phase == 1 && w < last) row[w++] = source[u++];
+          simd::repeat_pairs(isa, source + u, row + w, last - w);
+        } else {
+          for (; w < last; ++w) {
+            row[w] = source[u];
+            if (++phase == scale_w) phase = 0, ++u;
+          }
+        }
+        std::fill(row + last, row + row_w_, 0.0f);
+      }
     }
   }
 
@@ -343,7 +403,8 @@ class DirectConv2dKernel final : public Kernel {
   }
 
   Conv2d op_;
-  ValueId x_;
+  std::vector<ChannelPiece> pieces_;  // where the input's channels come from, in order
+  std::vector<std::pair<std::size_t, std::int64_t>> channel_source_;  // per input channel: (piece, its channel there)
   std::optional<ValueId> bias_;
   ValueId product_;
   std::optional<ElementwiseGroup> epilogue_;

@@ -377,12 +377,24 @@ struct KernelFor<Conv2d> {
     if (DirectConv2dKernel::applies(op, w_constant, ctx.type(node.inputs[0]).shape, ctx.output_shape(node)))
       return std::make_unique<DirectConv2dKernel>(op, node.inputs[0], bias, node.outputs[0], ctx.type(node.inputs[0]).shape,
                                                   ctx.type(node.inputs[1]).shape, ctx.output_shape(node), *w_constant,
-                                                  std::move(epilogue));
+                                                  std::move(epilogue), ctx.pieces_of(node));
     return std::make_unique<Conv2dKernel>(op, node.inputs[0], node.inputs[1], bias, node.outputs[0],
                                           ctx.type(node.inputs[0]).shape, ctx.type(node.inputs[1]).shape,
                                           ctx.output_shape(node), w_constant, std::move(epilogue));
   }
 };
+
+/// Whether KernelFor<Conv2d> runs this f32 conv2d on DirectConv2dKernel (the
+/// same tests, in the same order): exec/fusion.hpp may then hand it its input
+/// as channel pieces.
+inline bool runs_direct_conv(const Graph& graph, const Node& node) {
+  const Conv2d* op = std::get_if<Conv2d>(&node.op);
+  if (!op || graph.type(node.inputs[0]).dtype != DType::f32) return false;
+  const Value& w = graph.values[node.inputs[1]];
+  const Shape &x = graph.type(node.inputs[0]).shape, &y = graph.type(node.outputs[0]).shape;
+  return !DepthwiseConv2dKernel::applies(*op, x, w.type.shape, y) &&
+         DirectConv2dKernel::applies(*op, w.kind == ValueKind::constant ? &*w.data : nullptr, x, y);
+}
 
 template <class Pool>
 struct PoolKernelFor {
