@@ -2058,6 +2058,26 @@ bool same_bytes(const TensorMap& a, const TensorMap& b) {
 
 }  // namespace
 
+TEST_CASE("the thread pool runs every item exactly once, on a valid thread, for any count, grain and size") {
+  for (const int size : {1, 2, 3, 8, 70})  // 70 threads: more chunks than one claim word holds
+    for (const std::int64_t count : {1, 2, 7, 64, 1000, 100000})
+      for (const std::int64_t grain : {1, 3, 5000}) {
+        exec::ThreadPool pool(size);
+        std::vector<std::atomic<int>> runs(static_cast<std::size_t>(count));
+        std::atomic<bool> bad_thread{false};
+        for (int repeat = 0; repeat < 3; ++repeat)
+          pool.parallel_for(count, grain, [&](std::int64_t begin, std::int64_t end, int thread) {
+            if (thread < 0 || thread >= size) bad_thread = true;
+            for (std::int64_t i = begin; i < end; ++i) runs[static_cast<std::size_t>(i)]++;
+          });
+        CAPTURE(size);
+        CAPTURE(count);
+        CAPTURE(grain);
+        CHECK(std::all_of(runs.begin(), runs.end(), [](const std::atomic<int>& r) { return r.load() == 3; }));
+        CHECK_FALSE(bad_thread.load());
+      }
+}
+
 TEST_CASE("determinism: a mid-size model is bit-identical for threads 1, 2 and 4 and across 100 runs") {
   Rng rng(31);
   const Builder b = mid_model(rng);

@@ -36,12 +36,16 @@ class ThreadPool {
   int size() const { return size_; }
 
   /// Calls fn(begin, end, thread) over [0, count) in chunks of at least
-  /// `grain` items. Which thread computes which chunk varies; kernels only
-  /// split independent outputs, so results never depend on it.
+  /// `grain` items. Thread t runs chunks t, t + size(), ... first, so kernels
+  /// that split their work alike (images, tiles) find their share of what the
+  /// one before wrote in this core's cache; a thread done with its own then
+  /// takes any left (which thread computes which chunk varies; kernels only
+  /// split independent outputs, so results never depend on it).
   template <class Fn>
   void parallel_for(std::int64_t count, std::int64_t grain, Fn&& fn) {
     if (count <= 0) return;
-    const std::int64_t chunks = std::clamp<std::int64_t>(count / std::max<std::int64_t>(grain, 1), 1, 4 * size_);
+    const std::int64_t chunks =
+        std::clamp<std::int64_t>(count / std::max<std::int64_t>(grain, 1), 1, std::min<std::int64_t>(4 * size_, kMaxChunks));
     if (size_ == 1 || chunks == 1) {
       fn(std::int64_t{0}, count, 0);
       return;
@@ -57,27 +61,42 @@ class ThreadPool {
   }
 
  private:
+  static constexpr std::int64_t kMaxChunks = 256;
+
   struct Job {
     std::int64_t count = 0, chunks = 0;
     void* context = nullptr;
     void (*call)(void*, std::int64_t, std::int64_t, int) = nullptr;
-    std::atomic<std::int64_t> next{0};
+    std::atomic<std::uint64_t> claimed[kMaxChunks / 64] = {};  // a bit per chunk taken
     std::atomic<std::int64_t> done{0};
     std::exception_ptr error;
     std::mutex error_mutex;
+
+    bool claim(std::int64_t c) {
+      const std::uint64_t bit = std::uint64_t{1} << (c % 64);
+      std::atomic<std::uint64_t>& word = claimed[c / 64];
+      return !(word.load(std::memory_order_relaxed) & bit) && !(word.fetch_or(bit) & bit);
+    }
   };
 
-  static void take_chunks(Job& job, int thread) {
-    for (std::int64_t c; (c = job.next.fetch_add(1)) < job.chunks;) {
-      const std::int64_t begin = job.count * c / job.chunks, end = job.count * (c + 1) / job.chunks;
-      try {
-        job.call(job.context, begin, end, thread);
-      } catch (...) {
-        std::lock_guard lock(job.error_mutex);
-        if (!job.error) job.error = std::current_exception();
-      }
-      job.done.fetch_add(1, std::memory_order_acq_rel);
+  /// This thread's own chunks first, then (from the last down, away from
+  /// where their owners are) any still untaken.
+  void take_chunks(Job& job, int thread) const {
+    for (std::int64_t c = thread; c < job.chunks; c += size_)
+      if (job.claim(c)) run_chunk(job, c, thread);
+    for (std::int64_t c = job.chunks; c-- > 0;)
+      if (job.claim(c)) run_chunk(job, c, thread);
+  }
+
+  static void run_chunk(Job& job, std::int64_t c, int thread) {
+    const std::int64_t begin = job.count * c / job.chunks, end = job.count * (c + 1) / job.chunks;
+    try {
+      job.call(job.context, begin, end, thread);
+    } catch (...) {
+      std::lock_guard lock(job.error_mutex);
+      if (!job.error) job.error = std::current_exception();
     }
+    job.done.fetch_add(1, std::memory_order_acq_rel);
   }
 
   void run(Job& job) {
