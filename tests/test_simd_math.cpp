@@ -369,9 +369,9 @@ TEST_CASE("every instruction set's GEMM kernels give the portable kernels' bits,
   using namespace rml::exec;
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> uniform(-1, 1);
-  for (const std::int64_t m : {1, 5, 13, 25, 80})  // 80: row blocks past kMC, then rows left to pack
+  for (const std::int64_t m : {1, 5, 13, 16, 25, 80})  // 80: row blocks past kMC, then rows left to pack
     for (const std::int64_t k : {1, 300})
-      for (const std::int64_t n : {3, 8, 9, 16, 33, 100}) {  // 9 and 16: two narrow panels
+      for (const std::int64_t n : {3, 8, 9, 10, 16, 33, 100}) {  // 9 to 16: two 8-wide narrow panels, or one 16-wide
         CAPTURE(m);
         CAPTURE(k);
         CAPTURE(n);
@@ -381,8 +381,10 @@ TEST_CASE("every instruction set's GEMM kernels give the portable kernels' bits,
         for (const Isa isa : runnable_isas()) {
           CAPTURE(isa_name(isa));
           const PackedB packed(b.data(), k, n, n, isa);
-          CHECK(packed.kernels()->isa == (isa == Isa::avx512 && n <= 16 ? Isa::avx2 : isa));
-          CHECK(packed.kernels()->nr == (isa == Isa::portable ? 16 : n <= 16 ? 8 : isa == Isa::avx512 ? 32 : 16));
+          CHECK(packed.kernels()->isa == (isa == Isa::avx512 && n <= 8 ? Isa::avx2 : isa));
+          const std::int64_t nr = isa == Isa::portable ? 16 : n <= 8 ? 8 : n <= 16 ? (isa == Isa::avx512 ? 16 : 8)
+                                                                                   : (isa == Isa::avx512 ? 32 : 16);
+          CHECK(packed.kernels()->nr == nr);
           std::vector<float> c(m * n);
           gemm(a.data(), k, view(packed), c.data(), n, 0, m, 0, n, scratch.data());
           if (isa == Isa::portable) portable = c;

@@ -20,7 +20,7 @@ namespace rml::exec::gemm_detail {
 /// Rows of A per micro-tile: 6 with 16 vector registers (AVX2, portable), 8
 /// with 32 (AVX-512), which also divides the usual channel counts; 12 for the
 /// narrow set (B at most 16 wide: one register per row and 8 columns).
-inline constexpr std::int64_t kMaxMR = 12;
+inline constexpr std::int64_t kMaxMR = 16;
 /// The widest packed B panel of any set (edge tiles are staged in a buffer this wide).
 inline constexpr std::int64_t kMaxNR = 32;
 /// The most panels `row` takes at once.
@@ -294,6 +294,52 @@ RML_TARGET_AVX512 inline void row_avx512(const float* a, const float* b, std::in
   }
 }
 
+// ---- narrow AVX-512: 12 x 16, for B 9 to 16 wide ----
+// One zmm per row, as the narrow AVX2 set has one ymm: a 10-column classifier
+// head fills one 16-wide panel instead of two 8-wide ones, at twice the lanes.
+
+template <class Rows, class Cols>
+struct MicroNarrowAvx512 {
+  static constexpr std::int64_t kMR = 16;
+  RML_TARGET_AVX512 static void run(std::int64_t kc, Cols a, Rows rows, float* c, std::int64_t ldc, bool first) {
+    __m512 acc[kMR];
+    RML_UNROLL
+    for (int i = 0; i < kMR; ++i) acc[i] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + i * ldc);
+    for (std::int64_t k = 0; k < kc; ++k) {
+      const __m512 b = _mm512_loadu_ps(rows(k));
+      RML_UNROLL
+      for (int i = 0; i < kMR; ++i) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(*a(k, i)), b, acc[i]);
+    }
+    RML_UNROLL
+    for (int i = 0; i < kMR; ++i) _mm512_storeu_ps(c + i * ldc, acc[i]);
+  }
+};
+
+/// One row against `Panels` 16-wide panels, their fma chains interleaved.
+template <int Panels>
+RML_TARGET_AVX512 inline void row_narrow_avx512_panels(const float* a, const float* b, std::int64_t K, float* out) {
+  __m512 acc[Panels];
+  RML_UNROLL
+  for (int q = 0; q < Panels; ++q) acc[q] = _mm512_setzero_ps();
+  for (std::int64_t k = 0; k < K; ++k) {
+    const __m512 ak = _mm512_set1_ps(a[k]);
+    RML_UNROLL
+    for (int q = 0; q < Panels; ++q) acc[q] = _mm512_fmadd_ps(ak, _mm512_loadu_ps(b + (q * K + k) * 16), acc[q]);
+  }
+  RML_UNROLL
+  for (int q = 0; q < Panels; ++q) _mm512_storeu_ps(out + q * 16, acc[q]);
+}
+RML_TARGET_AVX512 inline void row_narrow_avx512(const float* a, const float* b, std::int64_t K, int panels,
+                                                float* out) {
+  static_assert(kRowPanels == 4);
+  switch (panels) {
+    case 1: return row_narrow_avx512_panels<1>(a, b, K, out);
+    case 2: return row_narrow_avx512_panels<2>(a, b, K, out);
+    case 3: return row_narrow_avx512_panels<3>(a, b, K, out);
+    default: return row_narrow_avx512_panels<4>(a, b, K, out);
+  }
+}
+
 #endif  // RML_X86_DISPATCH
 
 /// The kernel set for `isa` (the portable one where this build has no other).
@@ -330,13 +376,28 @@ inline const Kernels& narrow_kernels() {
 #endif
 }
 
+/// The narrow AVX-512 set (12 x 16 tiles).
+inline const Kernels& narrow_avx512_kernels() {
+#if RML_X86_DISPATCH
+  static constexpr Kernels narrow{Isa::avx512, 16, 16, MicroEntries<MicroNarrowAvx512, 16, 16>::packed,
+                                  MicroEntries<MicroNarrowAvx512, 16, 16>::gathered, row_narrow_avx512,
+                                  MicroEntries<MicroNarrowAvx512, 16, 16>::in_place};
+  return narrow;
+#else
+  return kernels(Isa::portable);
+#endif
+}
+
 /// The set for a B of N columns: wider panels would mostly multiply padding,
-/// so N <= 16 takes the narrow set, A read in place (bench gcn's 256x256 @ 256x8: 38 -> 13 us;
+/// so N <= 16 takes a narrow set, A read in place (bench gcn's 256x256 @ 256x8: 38 -> 13 us;
 /// with N of 12 or 16 on the AMD machine, 2.0-2.5x faster than the AVX2 6x16 set
-/// it used before, which in turn had beaten AVX-512's 32-wide panels, 66 -> 41 us).
+/// it used before, which in turn had beaten AVX-512's 32-wide panels, 66 -> 41 us):
+/// with AVX-512, 16-wide panels for 9 to 16 columns (the bench cnn's 16x1568 @ 1568x10
+/// head: 12.4 -> 5.9 us), 8-wide AVX2 ones for up to 8 (as fast: as many useful lanes).
 /// Every set gives the same bits.
 inline const Kernels& kernels_for(std::int64_t N, Isa isa = active_isa()) {
   const Kernels& set = kernels(isa == Isa::avx512 && N <= 16 ? Isa::avx2 : isa);  // checks the CPU
+  if (isa == Isa::avx512 && N > 8 && N <= 16) return (void)kernels(isa), narrow_avx512_kernels();
   return set.isa == Isa::avx2 && N <= 16 ? narrow_kernels() : set;
 }
 
