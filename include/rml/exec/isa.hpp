@@ -44,6 +44,15 @@
 #define RML_X86_DISPATCH 0
 #endif
 
+// The per-vector maths (exec/simd_lanes.inl) inlined into its loops: called,
+// GCC spills every live register around each call (the LSTM's gates spent
+// over half their time in exp_v's calls and spills).
+#if defined(__GNUC__) || defined(__clang__)
+#define RML_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define RML_ALWAYS_INLINE inline
+#endif
+
 // Loops over registers must be unrolled whole, or GCC at -O2 keeps the
 // arrays of registers in memory (measured 2x slower in the GEMM).
 #define RML_UNROLL _Pragma("GCC unroll 16")

@@ -5,7 +5,7 @@
 // operations below; every formula is the scalar one in simd_math.hpp, step
 // for step, so each lane gives the scalar result's bits.
 
-inline V::T erf_v(V::T x) {
+RML_ALWAYS_INLINE V::T erf_v(V::T x) {
   using namespace erf_detail;
   const V::T c = V::min(V::max(x, V::set1(-kClamp)), V::set1(kClamp));
   const V::T t = V::mul(c, c);
@@ -16,12 +16,12 @@ inline V::T erf_v(V::T x) {
   return V::select(V::is_nan(x), x, V::div(V::mul(c, p), q));  // NaN stays NaN
 }
 
-inline V::T gelu_erf_v(V::T x) {
+RML_ALWAYS_INLINE V::T gelu_erf_v(V::T x) {
   const V::T e = erf_v(V::mul(x, V::set1(0.70710678118654752f)));
   return V::mul(V::mul(V::set1(0.5f), x), V::add(V::set1(1.0f), e));
 }
 
-inline V::T exp_v(V::T x) {
+RML_ALWAYS_INLINE V::T exp_v(V::T x) {
   using namespace exp_detail;
   const V::T c = V::min(V::max(x, V::set1(kMin)), V::set1(kMax));
   const V::T n = V::round(V::mul(c, V::set1(kLog2e)));
@@ -35,7 +35,7 @@ inline V::T exp_v(V::T x) {
   return V::select(V::is_nan(x), x, y);
 }
 
-inline V::T tanh_v(V::T x) {
+RML_ALWAYS_INLINE V::T tanh_v(V::T x) {
   using namespace tanh_detail;
   const V::T ax = V::abs(x);
   const V::T t = V::mul(ax, ax);
@@ -48,27 +48,27 @@ inline V::T tanh_v(V::T x) {
   return V::select(V::is_nan(x), x, V::copysign(magnitude, x));
 }
 
-inline V::T sigmoid_v(V::T x) {
+RML_ALWAYS_INLINE V::T sigmoid_v(V::T x) {
   const V::T e = exp_v(V::neg(x));
   return V::select(V::is_nan(x), x, V::div(V::set1(1.0f), V::add(V::set1(1.0f), e)));
 }
 
-inline V::T gelu_tanh_v(V::T x) {
+RML_ALWAYS_INLINE V::T gelu_tanh_v(V::T x) {
   const V::T cubic = V::fma(V::mul(V::set1(0.044715f), x), V::mul(x, x), x);
   const V::T inner = V::mul(V::set1(0.79788456080286536f), cubic);
   return V::div(x, V::add(V::set1(1.0f), exp_v(V::mul(V::set1(-2.0f), inner))));
 }
 
-inline V::T relu_v(V::T x) {
+RML_ALWAYS_INLINE V::T relu_v(V::T x) {
   const V::T zero = V::set1(0.0f);
   return V::select(V::mask_or(V::less(zero, x), V::is_nan(x)), x, zero);
 }
 
-inline V::T maximum_v(V::T a, V::T b) {
+RML_ALWAYS_INLINE V::T maximum_v(V::T a, V::T b) {
   const V::T larger = V::select(V::less(a, b), b, a);
   return V::select(V::is_nan(a), a, V::select(V::is_nan(b), b, larger));
 }
-inline V::T minimum_v(V::T a, V::T b) {
+RML_ALWAYS_INLINE V::T minimum_v(V::T a, V::T b) {
   const V::T smaller = V::select(V::less(b, a), b, a);
   return V::select(V::is_nan(a), a, V::select(V::is_nan(b), b, smaller));
 }
