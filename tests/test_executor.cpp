@@ -1569,13 +1569,53 @@ TEST_CASE("a slice that is one contiguous run of its input is a view, not a copy
       const auto view = b.op(slices[i], {from});
       b.output("y", b.op(Neg{}, {view}));
       b.output("view", view);                                               // as an output it is copied
-      b.output("z", b.op(Exp{}, {b.op(Slice{slices[i]}, {from})}));          // a second slice of the same value
+      const auto second = b.op(Slice{slices[i]}, {from});                   // a second slice of the same value,
+      b.output("z", b.op(Exp{}, {second}));                                 // read twice: a kernel of its own
+      b.output("w", b.op(Abs{}, {second}));
+      b.output("u", b.op(Sigmoid{}, {b.op(Slice{slices[i]}, {from})}));    // read once: in place, by the group
       check_builder(b, detail::concat("slice ", i, " of source ", source));
       CAPTURE(i);
       CAPTURE(source);
       // (A constant's slices fold while the graph is built.)
-      CHECK(contains(Executor(Model(b.graph()), {1, true}).describe(), "slice (view, no copy)") == (i < 3 && source != 2));
+      const std::string plan = Executor(Model(b.graph()), {1, true}).describe();
+      CHECK(contains(plan, "slice (view, no copy)") == (i < 3 && source != 2));
+      std::size_t slice_kernels = 0;
+      for (std::size_t at = plan.find("slice ("); at != std::string::npos; at = plan.find("slice (", at + 1)) ++slice_kernels;
+      CHECK(slice_kernels == (source != 2 ? 2u : 0u));
     }
+}
+
+TEST_CASE("slices read in place by a group: an LSTM's gates, steps, reversal, a slice of the group's own leaf") {
+  Rng rng(31);
+  {  // an LSTM cell's gates: four column blocks of one product, sigmoid/tanh, the cell and hidden state
+    Builder b;
+    const auto gates = b.op(Tanh{}, {b.input("g", uniform(rng, {1, 5, 32}, -2, 2))});  // an arena value
+    const auto c_prev = b.input("c", uniform(rng, {1, 5, 8}, -1, 1));
+    auto gate = [&](std::int64_t k) { return b.op(Slice{.axes = {2}, .starts = {8 * k}, .ends = {8 * k + 8}, .steps = {}}, {gates}); };
+    const auto i = b.op(Sigmoid{}, {gate(0)}), f = b.op(Sigmoid{}, {gate(1)});
+    const auto g = b.op(Tanh{}, {gate(2)}), o = b.op(Sigmoid{}, {gate(3)});
+    const auto c = b.op(Add{}, {b.op(Mul{}, {f, c_prev}), b.op(Mul{}, {i, g})});
+    b.output("c", c);
+    b.output("h", b.op(Mul{}, {o, b.op(Tanh{}, {c})}));
+    check_builder(b, "LSTM gates from slices");
+    CHECK_FALSE(contains(Executor(Model(b.graph()), {1, true}).describe(), "slice ("));
+  }
+  {  // steps, a reversal and a broadcast slice in one group
+    Builder b;
+    const auto x = b.op(Exp{}, {b.input("x", uniform(rng, {6, 10}, -1, 1))});
+    const auto every_other = b.op(Slice{.axes = {1}, .starts = {0}, .ends = {10}, .steps = {2}}, {x});      // [6, 5]
+    const auto reversed = b.op(Slice{.axes = {0, 1}, .starts = {5, 9}, .ends = {-100, 4}, .steps = {-1, -1}}, {x});  // [6, 5]
+    const auto column = b.op(Slice{.axes = {1}, .starts = {3}, .ends = {4}, .steps = {}}, {x});             // [6, 1]
+    b.output("y", b.op(Mul{}, {b.op(Add{}, {every_other, reversed}), column}));
+    check_builder(b, "strided, reversed and broadcast slices");
+  }
+  {  // a group whose plain leaf is also read reversed: its output must not be written over that leaf
+    Builder b;
+    const auto r = b.op(Tanh{}, {b.input("x", uniform(rng, {1000}, -1, 1))});  // several blocks
+    const auto d = b.op(Sub{}, {r, b.op(Slice{.axes = {0}, .starts = {999}, .ends = {-2000}, .steps = {-1}}, {r})});
+    b.output("y", b.op(Softmax{.axis = 0}, {d}));  // (d in the arena, where it could be written over r)
+    check_builder(b, "r - reversed(r)");
+  }
 }
 
 TEST_CASE("a batch-1 concat's inputs are computed in place in its output; other concats copy") {

@@ -3672,8 +3672,8 @@ inline ArenaLayout plan_arena(const std::vector<Lifetime>& buffers) {
 // ---- begin rml/exec/fusion.hpp ----
 // Which nodes run together: elementwise nodes joined along single-reader edges
 // of equal shape become one group (and a value whose readers all share one
-// group joins its producer to it), single-reader broadcast_to nodes become a
-// group's broadcasting leaves, and a matmul or conv2d whose product only feeds
+// group joins its producer to it), single-reader broadcast_to and slice nodes
+// become a group's leaves (read broadcast, or in place), and a matmul or conv2d whose product only feeds
 // a group takes that group as its epilogue. Unfused, every elementwise node is
 // a group of one, so both paths compute each element with the same functions.
 
@@ -4717,7 +4717,8 @@ inline bool padded_plane_fits(std::int64_t rows, std::int64_t columns, const Sha
 // ---- begin rml/exec/kernels/elementwise.hpp ----
 // Elementwise ops run as groups: one pass over the output, block by block,
 // every op of a fused chain applied to a block while it is in cache. Inputs
-// ("leaves") broadcast NumPy-style through per-dimension strides. Unfused
+// ("leaves") broadcast NumPy-style through per-dimension strides, and a slice
+// only the group reads is read in place (an offset and its input's strides). Unfused
 // execution is the same machinery with one op per group.
 
 #include <cmath>
@@ -6645,7 +6646,11 @@ class ElementwiseGroup {
 
   struct Leaf {
     ValueId value;
-    Shape shape;  // as read: broadcasts into the group's output shape
+    Shape shape;     // as read: broadcasts into the group's output shape
+    Shape strides;   // per axis of `shape`, in elements of `value` (empty: contiguous)
+    std::int64_t offset = 0;  // where in `value` element 0 is (a slice read in place)
+    bool plain() const { return strides.empty() && offset == 0; }
+    bool operator==(const Leaf&) const = default;
   };
   struct Instr {
     BlockFn fn;
@@ -6660,7 +6665,7 @@ class ElementwiseGroup {
                    std::vector<Instr> instrs, bool keep_last)
       : output_(output), leaves_(std::move(leaves)), instrs_(std::move(instrs)) {
     dims_ = out_shape.empty() ? Shape{1} : out_shape;
-    for (const Leaf& leaf : leaves_) strides_.push_back(broadcast_strides(dims_, leaf.shape));
+    for (const Leaf& leaf : leaves_) strides_.push_back(leaf_strides(leaf));
     collapse(keep_last);
   }
 
@@ -6695,7 +6700,7 @@ class ElementwiseGroup {
     for (std::int64_t row = r0; row < r1; ++row) {
       // Each leaf's offset at the start of this row.
       std::int64_t base[16];
-      for (std::size_t l = 0; l < leaf_count; ++l) base[l] = row_offset(row, strides_[l]);
+      for (std::size_t l = 0; l < leaf_count; ++l) base[l] = leaves_[l].offset + row_offset(row, strides_[l]);
       for (std::int64_t c = c0; c < c1; c += block) {
         const std::int64_t n = std::min(block, c1 - c);
         for (std::size_t l = 0; l < leaf_count; ++l) {
@@ -6741,6 +6746,16 @@ class ElementwiseGroup {
     std::int64_t n = 1;
     for (std::size_t d = begin; d < end; ++d) n *= dims_[d];
     return n;
+  }
+
+  /// A leaf's strides over the group's axes: 0 where it broadcasts.
+  Shape leaf_strides(const Leaf& leaf) const {
+    if (leaf.strides.empty()) return broadcast_strides(dims_, leaf.shape);
+    Shape strides(dims_.size(), 0);
+    const std::size_t lead = dims_.size() - std::min(dims_.size(), leaf.shape.size());
+    for (std::size_t d = 0; d < leaf.shape.size(); ++d)
+      if (leaf.shape[d] != 1) strides[lead + d] = leaf.strides[d];
+    return strides;
   }
 
   std::int64_t row_offset(std::int64_t row, const Shape& strides) const {
@@ -8947,7 +8962,7 @@ class Fusion {
   /// Per node: the channel pieces its conv reads instead of its input (PlanContext::conv_pieces).
   const std::vector<std::vector<ChannelPiece>>& conv_pieces() const { return conv_pieces_; }
 
-  /// A broadcast_to read only by a group, as one of its leaves: no kernel.
+  /// A broadcast_to or slice read only by a group, as one of its leaves: no kernel.
   bool absorbed(std::size_t n) const { return absorbed_[n]; }
   bool in_group(std::size_t n) const { return in_group_[n]; }
   /// The group member whose output leaves the group: where it is emitted.
@@ -9015,7 +9030,7 @@ class Fusion {
       for (ValueId v : node(n).inputs) {
         if (!uses_.single_private_reader(v) || uses_.producer[v] < 0) continue;
         const std::size_t p = static_cast<std::size_t>(uses_.producer[v]);
-        if (holds<BroadcastTo>(node(p).op)) {
+        if (holds<BroadcastTo>(node(p).op) || holds<Slice>(node(p).op)) {
           absorbed_[p] = true;
         } else if (is_elementwise_op(node(p).op) && type(v).shape == shape) {
           const std::size_t a = sets.find(p), b = sets.find(n);
@@ -9163,6 +9178,8 @@ class Fusion {
     const Shape& y = type(product).shape;
     for (std::size_t n : members(root))
       for (ValueId v : node(n).inputs) {
+        if (uses_.producer[v] >= 0 && absorbed_[uses_.producer[v]] && holds<Slice>(node(uses_.producer[v]).op))
+          return false;  // read in place with its own strides, which the view cannot merge
         Shape s = type(leaf_value(v)).shape;
         if (s.size() > 4) return false;
         while (s.size() < 4) s.insert(s.begin(), 1);
@@ -9170,6 +9187,25 @@ class Fusion {
         if (!full && !none) return false;
       }
     return true;
+  }
+
+  /// How a group reads value v from outside: v itself, an absorbed
+  /// broadcast_to's source, or an absorbed slice's input in place.
+  ElementwiseGroup::Leaf leaf_of(ValueId v) const {
+    const std::int64_t p = uses_.producer[v];
+    if (p < 0 || !absorbed_[p]) return {v, type(v).shape};
+    const ValueId source = node(p).inputs[0];
+    if (!holds<Slice>(node(p).op)) return {source, type(source).shape};
+    const Shape& x = type(source).shape;
+    const Shape contiguous = contiguous_strides(x);
+    ElementwiseGroup::Leaf leaf{source, type(v).shape, Shape(x.size(), 0)};
+    const auto ranges = std::get<Slice>(node(p).op).ranges(x);
+    for (std::size_t d = 0; d < ranges.size(); ++d) {
+      // (A lone element's step may be huge: only a step between two taken elements is walked.)
+      if (ranges[d].count > 1) leaf.strides[d] = ranges[d].step * contiguous[d];
+      leaf.offset += ranges[d].start * contiguous[d];
+    }
+    return leaf;
   }
 
   /// A 4-D NCHW-broadcastable shape as seen in the [N, O, H*W] view.
@@ -9188,14 +9224,12 @@ class Fusion {
     auto operand = [&](ValueId v) -> int {
       for (const auto& [value, index] : operand_of)
         if (value == v) return index;
-      const ValueId leaf = leaf_value(v);
-      for (const auto& [value, index] : operand_of)
-        if (value == leaf && index < static_cast<int>(leaves.size())) return index;
-      Shape shape = type(leaf).shape;
-      if (view) shape = view_shape(shape);
-      leaves.push_back({leaf, shape});
-      const int index = static_cast<int>(leaves.size()) - 1;
-      operand_of.emplace_back(leaf, index);
+      ElementwiseGroup::Leaf leaf = leaf_of(v);
+      if (view) leaf.shape = view_shape(leaf.shape);
+      const auto same = std::find(leaves.begin(), leaves.end(), leaf);
+      const int index = static_cast<int>(same - leaves.begin());
+      if (same == leaves.end()) leaves.push_back(std::move(leaf));
+      operand_of.emplace_back(v, index);
       return index;
     };
     auto from_outside = [&](ValueId v) {
@@ -9381,11 +9415,13 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
     const auto& leaves = group->group().leaves();
     for (const auto& leaf : leaves) {
       const ValueId r = root(leaf.value);
-      if (memory.storage[r] != Storage::arena || r == out || last[r] != step || leaf.shape != graph.type(out).shape)
+      if (memory.storage[r] != Storage::arena || r == out || last[r] != step || !leaf.plain() ||
+          leaf.shape != graph.type(out).shape)
         continue;
-      // Not while another leaf reads this memory through a view at an offset.
+      // Not while another leaf reads this memory through a view at an offset,
+      // or in place as a slice (at other positions than the block written).
       const bool views_of_r = std::any_of(leaves.begin(), leaves.end(), [&](const auto& l) {
-        return root(l.value) == r && bytes_into_root(memory, l.value) != 0;
+        return root(l.value) == r && (bytes_into_root(memory, l.value) != 0 || !l.plain());
       });
       if (views_of_r) continue;
       memory.storage[out] = Storage::alias;

@@ -1,7 +1,7 @@
 // Which nodes run together: elementwise nodes joined along single-reader edges
 // of equal shape become one group (and a value whose readers all share one
-// group joins its producer to it), single-reader broadcast_to nodes become a
-// group's broadcasting leaves, and a matmul or conv2d whose product only feeds
+// group joins its producer to it), single-reader broadcast_to and slice nodes
+// become a group's leaves (read broadcast, or in place), and a matmul or conv2d whose product only feeds
 // a group takes that group as its epilogue. Unfused, every elementwise node is
 // a group of one, so both paths compute each element with the same functions.
 #pragma once
@@ -55,7 +55,7 @@ class Fusion {
   /// Per node: the channel pieces its conv reads instead of its input (PlanContext::conv_pieces).
   const std::vector<std::vector<ChannelPiece>>& conv_pieces() const { return conv_pieces_; }
 
-  /// A broadcast_to read only by a group, as one of its leaves: no kernel.
+  /// A broadcast_to or slice read only by a group, as one of its leaves: no kernel.
   bool absorbed(std::size_t n) const { return absorbed_[n]; }
   bool in_group(std::size_t n) const { return in_group_[n]; }
   /// The group member whose output leaves the group: where it is emitted.
@@ -123,7 +123,7 @@ class Fusion {
       for (ValueId v : node(n).inputs) {
         if (!uses_.single_private_reader(v) || uses_.producer[v] < 0) continue;
         const std::size_t p = static_cast<std::size_t>(uses_.producer[v]);
-        if (holds<BroadcastTo>(node(p).op)) {
+        if (holds<BroadcastTo>(node(p).op) || holds<Slice>(node(p).op)) {
           absorbed_[p] = true;
         } else if (is_elementwise_op(node(p).op) && type(v).shape == shape) {
           const std::size_t a = sets.find(p), b = sets.find(n);
@@ -271,6 +271,8 @@ class Fusion {
     const Shape& y = type(product).shape;
     for (std::size_t n : members(root))
       for (ValueId v : node(n).inputs) {
+        if (uses_.producer[v] >= 0 && absorbed_[uses_.producer[v]] && holds<Slice>(node(uses_.producer[v]).op))
+          return false;  // read in place with its own strides, which the view cannot merge
         Shape s = type(leaf_value(v)).shape;
         if (s.size() > 4) return false;
         while (s.size() < 4) s.insert(s.begin(), 1);
@@ -278,6 +280,25 @@ class Fusion {
         if (!full && !none) return false;
       }
     return true;
+  }
+
+  /// How a group reads value v from outside: v itself, an absorbed
+  /// broadcast_to's source, or an absorbed slice's input in place.
+  ElementwiseGroup::Leaf leaf_of(ValueId v) const {
+    const std::int64_t p = uses_.producer[v];
+    if (p < 0 || !absorbed_[p]) return {v, type(v).shape};
+    const ValueId source = node(p).inputs[0];
+    if (!holds<Slice>(node(p).op)) return {source, type(source).shape};
+    const Shape& x = type(source).shape;
+    const Shape contiguous = contiguous_strides(x);
+    ElementwiseGroup::Leaf leaf{source, type(v).shape, Shape(x.size(), 0)};
+    const auto ranges = std::get<Slice>(node(p).op).ranges(x);
+    for (std::size_t d = 0; d < ranges.size(); ++d) {
+      // (A lone element's step may be huge: only a step between two taken elements is walked.)
+      if (ranges[d].count > 1) leaf.strides[d] = ranges[d].step * contiguous[d];
+      leaf.offset += ranges[d].start * contiguous[d];
+    }
+    return leaf;
   }
 
   /// A 4-D NCHW-broadcastable shape as seen in the [N, O, H*W] view.
@@ -296,14 +317,12 @@ class Fusion {
     auto operand = [&](ValueId v) -> int {
       for (const auto& [value, index] : operand_of)
         if (value == v) return index;
-      const ValueId leaf = leaf_value(v);
-      for (const auto& [value, index] : operand_of)
-        if (value == leaf && index < static_cast<int>(leaves.size())) return index;
-      Shape shape = type(leaf).shape;
-      if (view) shape = view_shape(shape);
-      leaves.push_back({leaf, shape});
-      const int index = static_cast<int>(leaves.size()) - 1;
-      operand_of.emplace_back(leaf, index);
+      ElementwiseGroup::Leaf leaf = leaf_of(v);
+      if (view) leaf.shape = view_shape(leaf.shape);
+      const auto same = std::find(leaves.begin(), leaves.end(), leaf);
+      const int index = static_cast<int>(same - leaves.begin());
+      if (same == leaves.end()) leaves.push_back(std::move(leaf));
+      operand_of.emplace_back(v, index);
       return index;
     };
     auto from_outside = [&](ValueId v) {

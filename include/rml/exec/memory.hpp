@@ -159,11 +159,13 @@ inline MemoryLayout plan_memory(const Graph& graph, const GraphUses& uses, const
     const auto& leaves = group->group().leaves();
     for (const auto& leaf : leaves) {
       const ValueId r = root(leaf.value);
-      if (memory.storage[r] != Storage::arena || r == out || last[r] != step || leaf.shape != graph.type(out).shape)
+      if (memory.storage[r] != Storage::arena || r == out || last[r] != step || !leaf.plain() ||
+          leaf.shape != graph.type(out).shape)
         continue;
-      // Not while another leaf reads this memory through a view at an offset.
+      // Not while another leaf reads this memory through a view at an offset,
+      // or in place as a slice (at other positions than the block written).
       const bool views_of_r = std::any_of(leaves.begin(), leaves.end(), [&](const auto& l) {
-        return root(l.value) == r && bytes_into_root(memory, l.value) != 0;
+        return root(l.value) == r && (bytes_into_root(memory, l.value) != 0 || !l.plain());
       });
       if (views_of_r) continue;
       memory.storage[out] = Storage::alias;

@@ -1,6 +1,7 @@
 // Elementwise ops run as groups: one pass over the output, block by block,
 // every op of a fused chain applied to a block while it is in cache. Inputs
-// ("leaves") broadcast NumPy-style through per-dimension strides. Unfused
+// ("leaves") broadcast NumPy-style through per-dimension strides, and a slice
+// only the group reads is read in place (an offset and its input's strides). Unfused
 // execution is the same machinery with one op per group.
 #pragma once
 
@@ -173,7 +174,11 @@ class ElementwiseGroup {
 
   struct Leaf {
     ValueId value;
-    Shape shape;  // as read: broadcasts into the group's output shape
+    Shape shape;     // as read: broadcasts into the group's output shape
+    Shape strides;   // per axis of `shape`, in elements of `value` (empty: contiguous)
+    std::int64_t offset = 0;  // where in `value` element 0 is (a slice read in place)
+    bool plain() const { return strides.empty() && offset == 0; }
+    bool operator==(const Leaf&) const = default;
   };
   struct Instr {
     BlockFn fn;
@@ -188,7 +193,7 @@ class ElementwiseGroup {
                    std::vector<Instr> instrs, bool keep_last)
       : output_(output), leaves_(std::move(leaves)), instrs_(std::move(instrs)) {
     dims_ = out_shape.empty() ? Shape{1} : out_shape;
-    for (const Leaf& leaf : leaves_) strides_.push_back(broadcast_strides(dims_, leaf.shape));
+    for (const Leaf& leaf : leaves_) strides_.push_back(leaf_strides(leaf));
     collapse(keep_last);
   }
 
@@ -223,7 +228,7 @@ class ElementwiseGroup {
     for (std::int64_t row = r0; row < r1; ++row) {
       // Each leaf's offset at the start of this row.
       std::int64_t base[16];
-      for (std::size_t l = 0; l < leaf_count; ++l) base[l] = row_offset(row, strides_[l]);
+      for (std::size_t l = 0; l < leaf_count; ++l) base[l] = leaves_[l].offset + row_offset(row, strides_[l]);
       for (std::int64_t c = c0; c < c1; c += block) {
         const std::int64_t n = std::min(block, c1 - c);
         for (std::size_t l = 0; l < leaf_count; ++l) {
@@ -269,6 +274,16 @@ class ElementwiseGroup {
     std::int64_t n = 1;
     for (std::size_t d = begin; d < end; ++d) n *= dims_[d];
     return n;
+  }
+
+  /// A leaf's strides over the group's axes: 0 where it broadcasts.
+  Shape leaf_strides(const Leaf& leaf) const {
+    if (leaf.strides.empty()) return broadcast_strides(dims_, leaf.shape);
+    Shape strides(dims_.size(), 0);
+    const std::size_t lead = dims_.size() - std::min(dims_.size(), leaf.shape.size());
+    for (std::size_t d = 0; d < leaf.shape.size(); ++d)
+      if (leaf.shape[d] != 1) strides[lead + d] = leaf.strides[d];
+    return strides;
   }
 
   std::int64_t row_offset(std::int64_t row, const Shape& strides) const {
