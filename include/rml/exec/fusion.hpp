@@ -286,12 +286,12 @@ class Fusion {
   /// broadcast_to's source, or an absorbed slice's input in place.
   ElementwiseGroup::Leaf leaf_of(ValueId v) const {
     const std::int64_t p = uses_.producer[v];
-    if (p < 0 || !absorbed_[p]) return {v, type(v).shape};
+    if (p < 0 || !absorbed_[p]) return {v, type(v).shape, {}, 0};
     const ValueId source = node(p).inputs[0];
-    if (!holds<Slice>(node(p).op)) return {source, type(source).shape};
+    if (!holds<Slice>(node(p).op)) return {source, type(source).shape, {}, 0};
     const Shape& x = type(source).shape;
     const Shape contiguous = contiguous_strides(x);
-    ElementwiseGroup::Leaf leaf{source, type(v).shape, Shape(x.size(), 0)};
+    ElementwiseGroup::Leaf leaf{source, type(v).shape, Shape(x.size(), 0), 0};
     const auto ranges = std::get<Slice>(node(p).op).ranges(x);
     for (std::size_t d = 0; d < ranges.size(); ++d) {
       // (A lone element's step may be huge: only a step between two taken elements is walked.)
