@@ -898,9 +898,12 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
       {1, 5, 1, 1, 3, 1, 3, {2, 4, 2, 7}, {1, 5}, 1},       // wasted columns far past the image (fuzz_op)
       {1, 1, 20, 12, 37, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},    // a part-filled block of channels
       {1, 1, 4, 200, 120, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},   // copies past L2: row by row from the padded image
+      // No padding and no copies: the input read in place (three outputs: four channels a pass).
+      {2, 32, 3, 32, 32, 1, 1, {0, 0, 0, 0}, {1, 1}, 1},    // the bench unet's last conv, to RGB
+      {3, 8, 10, 5, 9, 1, 1, {0, 0, 0, 0}, {1, 1}, 2},      // groups, more than four outputs
   };
   enum class Tail { bias_relu, none, bias_sigmoid };
-  int shifted = 0, few_taps = 0, whole_rows = 0;
+  int shifted = 0, few_taps = 0, whole_rows = 0, in_place = 0;
   for (const Case& c : cases)
     for (const Tail tail : {Tail::bias_relu, Tail::none, Tail::bias_sigmoid}) {
       Conv2d op;
@@ -931,6 +934,7 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
           shifted += executor.describe().find("column-shifted copies") != std::string::npos;
           few_taps += executor.describe().find("few taps") != std::string::npos;
           whole_rows += executor.describe().find("whole panels a row") != std::string::npos;
+          in_place += executor.describe().find("the input, read in place") != std::string::npos;
           TensorMap out = executor.run(inputs);
           if (threads == 1) results[weight_input] = out;
           CHECK(std::memcmp(out.at("y").raw(), results[weight_input].at("y").raw(), out.at("y").bytes()) == 0);
@@ -942,8 +946,9 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
     }
   // Two micro-tile cases and the few-tap ones wider than one column (copying few channels pays).
   CHECK(shifted == 9 * 3 * 2);  // cases, tails, thread counts
-  CHECK(few_taps == 9 * 3 * 2);  // the last nine cases
+  CHECK(few_taps == 11 * 3 * 2);  // the last eleven cases
   CHECK(whole_rows == 3 * 3 * 2);
+  CHECK(in_place == 3 * 3 * 2);  // the 1x1 over 144 channels and the last two
 }
 
 TEST_CASE("a direct conv2d reads a channel concat of nearest-upsampled values as it pads: the unfused plan's bits") {

@@ -16951,18 +16951,19 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 
 // ---- a convolution with few taps, from its padded image (simd_math.hpp: conv_taps) ----
 
-/// kConvTapChannels output channels over `Chunks` vectors of pixels (the last
-/// `lanes` wide): Chunks * kConvTapChannels fma chains interleaved, as many as
-/// hide the fma latency, each tap's vectors loaded once for them all.
-template <bool Bias, bool Relu, int Chunks>
+/// `Channels` (at most kConvTapChannels) output channels over `Chunks`
+/// vectors of pixels (the last `lanes` wide): Chunks * Channels fma chains
+/// interleaved, as many as hide the fma latency, each tap's vectors loaded
+/// once for them all.
+template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
 inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
                            const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
                            std::int64_t lanes) {
-  V::T acc[Chunks][kConvTapChannels];
+  V::T acc[Chunks][Channels];
   RML_UNROLL
   for (int c = 0; c < Chunks; ++c)
     RML_UNROLL
-    for (int u = 0; u < kConvTapChannels; ++u) acc[c][u] = V::set1(0.0f);
+    for (int u = 0; u < Channels; ++u) acc[c][u] = V::set1(0.0f);
   for (std::int64_t t = 0; t < taps; ++t, w += kConvTapChannels) {
     V::T x[Chunks];
     RML_UNROLL
@@ -16970,14 +16971,14 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
       x[c] = c + 1 < Chunks ? V::load(image + offsets[t] + c * V::kLanes)
                             : V::load_first(image + offsets[t] + c * V::kLanes, lanes);
     RML_UNROLL
-    for (int u = 0; u < kConvTapChannels; ++u) {
+    for (int u = 0; u < Channels; ++u) {
       const V::T wu = V::set1(w[u]);
       RML_UNROLL
       for (int c = 0; c < Chunks; ++c) acc[c][u] = V::fma(wu, x[c], acc[c][u]);
     }
   }
   RML_UNROLL
-  for (int u = 0; u < kConvTapChannels; ++u) {
+  for (int u = 0; u < Channels; ++u) {
     if (u >= channels) break;
     const V::T b = V::set1(Bias ? bias[u] : 0.0f);
     RML_UNROLL
@@ -16987,10 +16988,23 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
   }
 }
 
-/// Two vectors of pixels per pass with 32 registers, one with 16.
+/// Two vectors of pixels per pass with 32 registers, one with 16; with at
+/// most four output channels (a 1x1 conv to RGB), four channels over twice
+/// as many vectors instead of eight channels, half of them idle.
 template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
                       const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+  if (outputs <= 4) {
+    constexpr int kWide = V::kLanes >= 16 ? 4 : 2;
+    std::int64_t l = 0;
+    for (; n - l > (kWide - 1) * V::kLanes; l += kWide * V::kLanes)
+      conv_taps_pass<Bias, Relu, kWide, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
+                                           std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
+    for (; l < n; l += V::kLanes)
+      conv_taps_pass<Bias, Relu, 1, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
+                                       std::min<std::int64_t>(n - l, V::kLanes));
+    return;
+  }
   constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
   for (std::int64_t l = 0; l < n; l += kChunks * V::kLanes) {
     const bool whole = n - l > (kChunks - 1) * V::kLanes;  // the pass's last vector has lanes
@@ -17405,18 +17419,19 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 
 // ---- a convolution with few taps, from its padded image (simd_math.hpp: conv_taps) ----
 
-/// kConvTapChannels output channels over `Chunks` vectors of pixels (the last
-/// `lanes` wide): Chunks * kConvTapChannels fma chains interleaved, as many as
-/// hide the fma latency, each tap's vectors loaded once for them all.
-template <bool Bias, bool Relu, int Chunks>
+/// `Channels` (at most kConvTapChannels) output channels over `Chunks`
+/// vectors of pixels (the last `lanes` wide): Chunks * Channels fma chains
+/// interleaved, as many as hide the fma latency, each tap's vectors loaded
+/// once for them all.
+template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
 inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
                            const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
                            std::int64_t lanes) {
-  V::T acc[Chunks][kConvTapChannels];
+  V::T acc[Chunks][Channels];
   RML_UNROLL
   for (int c = 0; c < Chunks; ++c)
     RML_UNROLL
-    for (int u = 0; u < kConvTapChannels; ++u) acc[c][u] = V::set1(0.0f);
+    for (int u = 0; u < Channels; ++u) acc[c][u] = V::set1(0.0f);
   for (std::int64_t t = 0; t < taps; ++t, w += kConvTapChannels) {
     V::T x[Chunks];
     RML_UNROLL
@@ -17424,14 +17439,14 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
       x[c] = c + 1 < Chunks ? V::load(image + offsets[t] + c * V::kLanes)
                             : V::load_first(image + offsets[t] + c * V::kLanes, lanes);
     RML_UNROLL
-    for (int u = 0; u < kConvTapChannels; ++u) {
+    for (int u = 0; u < Channels; ++u) {
       const V::T wu = V::set1(w[u]);
       RML_UNROLL
       for (int c = 0; c < Chunks; ++c) acc[c][u] = V::fma(wu, x[c], acc[c][u]);
     }
   }
   RML_UNROLL
-  for (int u = 0; u < kConvTapChannels; ++u) {
+  for (int u = 0; u < Channels; ++u) {
     if (u >= channels) break;
     const V::T b = V::set1(Bias ? bias[u] : 0.0f);
     RML_UNROLL
@@ -17441,10 +17456,23 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
   }
 }
 
-/// Two vectors of pixels per pass with 32 registers, one with 16.
+/// Two vectors of pixels per pass with 32 registers, one with 16; with at
+/// most four output channels (a 1x1 conv to RGB), four channels over twice
+/// as many vectors instead of eight channels, half of them idle.
 template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
                       const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+  if (outputs <= 4) {
+    constexpr int kWide = V::kLanes >= 16 ? 4 : 2;
+    std::int64_t l = 0;
+    for (; n - l > (kWide - 1) * V::kLanes; l += kWide * V::kLanes)
+      conv_taps_pass<Bias, Relu, kWide, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
+                                           std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
+    for (; l < n; l += V::kLanes)
+      conv_taps_pass<Bias, Relu, 1, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
+                                       std::min<std::int64_t>(n - l, V::kLanes));
+    return;
+  }
   constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
   for (std::int64_t l = 0; l < n; l += kChunks * V::kLanes) {
     const bool whole = n - l > (kChunks - 1) * V::kLanes;  // the pass's last vector has lanes
@@ -18289,6 +18317,11 @@ class DirectConv2dKernel final : public Kernel {
     relu_in_store_ = epilogue_ && epilogue_->activation() == Relu::name;
     tile_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
     few_taps_ = depth_ <= kMaxTaps;
+    // Few taps, no padding, one image as it is: conv_taps reads it in place (its
+    // masked loads stay inside the runs of real pixels), nothing is copied.
+    in_place_ = few_taps_ && copies_ == 1 && op.pads == Ints{0, 0, 0, 0} && pieces_.size() == 1 &&
+                pieces_[0].scale_h == 1 && pieces_[0].scale_w == 1;
+    if (in_place_) shared_scratch_bytes = 0;
     if (few_taps_) {  // no tile
       for (std::int64_t g = 0; g < op.groups; ++g) {
         const std::vector<float> packed =
@@ -18346,6 +18379,8 @@ class DirectConv2dKernel final : public Kernel {
     const std::int64_t share = (pixels + per_image - 1) / per_image;
     const std::int64_t width = std::min(tile_cols_, (share + nr_ - 1) / nr_ * nr_);
     const std::int64_t tiles = (pixels + width - 1) / width;
+    if (in_place_) images = const_cast<float*>(ctx.value<const float>(pieces_[0].value));  // only read
+    const std::int64_t image_floats = in_place_ ? channels_ * height_ * width_ : image_floats_;
     auto multiply_tile = [&](std::int64_t task, int thread) {  // task: image * tiles + tile
       const std::int64_t image = task / tiles, v0 = task % tiles * width;  // image: n * groups + g
       const std::int64_t v1 = std::min(v0 + width, pixels), g = image % groups;
@@ -18353,7 +18388,7 @@ class DirectConv2dKernel final : public Kernel {
       float* out = ctx.value<float>(target()) + image * outputs_ * out_h_ * out_w_;
       const float* group_bias = bias ? bias + g * outputs_ : nullptr;
       if (few_taps_)
-        multiply_taps(images + image * image_floats_, g, v0, v1, group_bias, out);
+        multiply_taps(images + image * image_floats, g, v0, v1, group_bias, out);
       else
         multiply(images + image * image_floats_, g, v0, v1, ctx.scratch_of<float>(thread) + tile_offset_ / sizeof(float),
                  group_bias, out);
@@ -18368,7 +18403,7 @@ class DirectConv2dKernel final : public Kernel {
       // first left them in L3, or in the other core's cache).
       ctx.pool->parallel_for(images_count, 1, [&](std::int64_t i0, std::int64_t i1, int thread) {
         for (std::int64_t image = i0; image < i1; ++image) {
-          pad_planes(image * channels_, (image + 1) * channels_);
+          if (!in_place_) pad_planes(image * channels_, (image + 1) * channels_);
           for (std::int64_t task = image * tiles; task < (image + 1) * tiles; ++task) multiply_tile(task, thread);
         }
       });
@@ -18377,9 +18412,10 @@ class DirectConv2dKernel final : public Kernel {
     // Otherwise padded planes a channel at a time on every worker (with one
     // image, the padding would otherwise run on one thread while the others
     // wait), then the tiles.
-    ctx.pool->parallel_for(images_count * channels_,
-                           std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(padded_h_ * row_w_, 1)),
-                           [&](std::int64_t p0, std::int64_t p1, int) { pad_planes(p0, p1); });
+    if (!in_place_)
+      ctx.pool->parallel_for(images_count * channels_,
+                             std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(padded_h_ * row_w_, 1)),
+                             [&](std::int64_t p0, std::int64_t p1, int) { pad_planes(p0, p1); });
     ctx.pool->parallel_for(images_count * tiles, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
       for (std::int64_t task = t0; task < t1; ++task) multiply_tile(task, thread);
     });
@@ -18402,8 +18438,8 @@ class DirectConv2dKernel final : public Kernel {
       return detail::concat("conv2d direct, few taps (", outputs_, outputs_ == 1 ? " output" : " outputs", " from ",
                             depth_, " taps over ", virtual_pixels_, " pixels of ",
                             copies_ > 1 ? detail::concat(copies_, " column-shifted copies of ") : "",
-                            "the padded image", op_.groups > 1 ? ", per group" : "", ")",
-                            bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
+                            in_place_ ? "the input, read in place" : "the padded image",
+                            op_.groups > 1 ? ", per group" : "", ")", bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
                             epilogue_ && !relu_in_store_ ? ", epilogue: " + epilogue_->describe() : "");
     std::string text = detail::concat("conv2d direct (", outputs_, "x", depth_, " @ ", depth_, "x",
                                       whole_panel_rows_ ? out_h_ * out_w_ : virtual_pixels_, " read in place from ",
@@ -18585,6 +18621,7 @@ class DirectConv2dKernel final : public Kernel {
   std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its output tile goes
   bool relu_in_store_ = false;   // the epilogue is one relu, applied as tiles are stored
   bool few_taps_ = false;        // depth_ <= kMaxTaps: simd::conv_taps, no micro tiles
+  bool in_place_ = false;        // few taps and no padding: the input read as it is, no padded copy
   // Micro tiles over output rows of whole panels (W' a multiple of nr, no
   // copies): a panel is nr pixels of one row, never the wasted columns.
   bool whole_panel_rows_ = false;

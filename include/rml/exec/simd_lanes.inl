@@ -307,18 +307,19 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 
 // ---- a convolution with few taps, from its padded image (simd_math.hpp: conv_taps) ----
 
-/// kConvTapChannels output channels over `Chunks` vectors of pixels (the last
-/// `lanes` wide): Chunks * kConvTapChannels fma chains interleaved, as many as
-/// hide the fma latency, each tap's vectors loaded once for them all.
-template <bool Bias, bool Relu, int Chunks>
+/// `Channels` (at most kConvTapChannels) output channels over `Chunks`
+/// vectors of pixels (the last `lanes` wide): Chunks * Channels fma chains
+/// interleaved, as many as hide the fma latency, each tap's vectors loaded
+/// once for them all.
+template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
 inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
                            const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
                            std::int64_t lanes) {
-  V::T acc[Chunks][kConvTapChannels];
+  V::T acc[Chunks][Channels];
   RML_UNROLL
   for (int c = 0; c < Chunks; ++c)
     RML_UNROLL
-    for (int u = 0; u < kConvTapChannels; ++u) acc[c][u] = V::set1(0.0f);
+    for (int u = 0; u < Channels; ++u) acc[c][u] = V::set1(0.0f);
   for (std::int64_t t = 0; t < taps; ++t, w += kConvTapChannels) {
     V::T x[Chunks];
     RML_UNROLL
@@ -326,14 +327,14 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
       x[c] = c + 1 < Chunks ? V::load(image + offsets[t] + c * V::kLanes)
                             : V::load_first(image + offsets[t] + c * V::kLanes, lanes);
     RML_UNROLL
-    for (int u = 0; u < kConvTapChannels; ++u) {
+    for (int u = 0; u < Channels; ++u) {
       const V::T wu = V::set1(w[u]);
       RML_UNROLL
       for (int c = 0; c < Chunks; ++c) acc[c][u] = V::fma(wu, x[c], acc[c][u]);
     }
   }
   RML_UNROLL
-  for (int u = 0; u < kConvTapChannels; ++u) {
+  for (int u = 0; u < Channels; ++u) {
     if (u >= channels) break;
     const V::T b = V::set1(Bias ? bias[u] : 0.0f);
     RML_UNROLL
@@ -343,10 +344,23 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
   }
 }
 
-/// Two vectors of pixels per pass with 32 registers, one with 16.
+/// Two vectors of pixels per pass with 32 registers, one with 16; with at
+/// most four output channels (a 1x1 conv to RGB), four channels over twice
+/// as many vectors instead of eight channels, half of them idle.
 template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
                       const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+  if (outputs <= 4) {
+    constexpr int kWide = V::kLanes >= 16 ? 4 : 2;
+    std::int64_t l = 0;
+    for (; n - l > (kWide - 1) * V::kLanes; l += kWide * V::kLanes)
+      conv_taps_pass<Bias, Relu, kWide, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
+                                           std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
+    for (; l < n; l += V::kLanes)
+      conv_taps_pass<Bias, Relu, 1, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
+                                       std::min<std::int64_t>(n - l, V::kLanes));
+    return;
+  }
   constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
   for (std::int64_t l = 0; l < n; l += kChunks * V::kLanes) {
     const bool whole = n - l > (kChunks - 1) * V::kLanes;  // the pass's last vector has lanes

@@ -122,6 +122,11 @@ class DirectConv2dKernel final : public Kernel {
     relu_in_store_ = epilogue_ && epilogue_->activation() == Relu::name;
     tile_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
     few_taps_ = depth_ <= kMaxTaps;
+    // Few taps, no padding, one image as it is: conv_taps reads it in place (its
+    // masked loads stay inside the runs of real pixels), nothing is copied.
+    in_place_ = few_taps_ && copies_ == 1 && op.pads == Ints{0, 0, 0, 0} && pieces_.size() == 1 &&
+                pieces_[0].scale_h == 1 && pieces_[0].scale_w == 1;
+    if (in_place_) shared_scratch_bytes = 0;
     if (few_taps_) {  // no tile
       for (std::int64_t g = 0; g < op.groups; ++g) {
         const std::vector<float> packed =
@@ -179,6 +184,8 @@ class DirectConv2dKernel final : public Kernel {
     const std::int64_t share = (pixels + per_image - 1) / per_image;
     const std::int64_t width = std::min(tile_cols_, (share + nr_ - 1) / nr_ * nr_);
     const std::int64_t tiles = (pixels + width - 1) / width;
+    if (in_place_) images = const_cast<float*>(ctx.value<const float>(pieces_[0].value));  // only read
+    const std::int64_t image_floats = in_place_ ? channels_ * height_ * width_ : image_floats_;
     auto multiply_tile = [&](std::int64_t task, int thread) {  // task: image * tiles + tile
       const std::int64_t image = task / tiles, v0 = task % tiles * width;  // image: n * groups + g
       const std::int64_t v1 = std::min(v0 + width, pixels), g = image % groups;
@@ -186,7 +193,7 @@ class DirectConv2dKernel final : public Kernel {
       float* out = ctx.value<float>(target()) + image * outputs_ * out_h_ * out_w_;
       const float* group_bias = bias ? bias + g * outputs_ : nullptr;
       if (few_taps_)
-        multiply_taps(images + image * image_floats_, g, v0, v1, group_bias, out);
+        multiply_taps(images + image * image_floats, g, v0, v1, group_bias, out);
       else
         multiply(images + image * image_floats_, g, v0, v1, ctx.scratch_of<float>(thread) + tile_offset_ / sizeof(float),
                  group_bias, out);
@@ -201,7 +208,7 @@ class DirectConv2dKernel final : public Kernel {
       // first left them in L3, or in the other core's cache).
       ctx.pool->parallel_for(images_count, 1, [&](std::int64_t i0, std::int64_t i1, int thread) {
         for (std::int64_t image = i0; image < i1; ++image) {
-          pad_planes(image * channels_, (image + 1) * channels_);
+          if (!in_place_) pad_planes(image * channels_, (image + 1) * channels_);
           for (std::int64_t task = image * tiles; task < (image + 1) * tiles; ++task) multiply_tile(task, thread);
         }
       });
@@ -210,9 +217,10 @@ class DirectConv2dKernel final : public Kernel {
     // Otherwise padded planes a channel at a time on every worker (with one
     // image, the padding would otherwise run on one thread while the others
     // wait), then the tiles.
-    ctx.pool->parallel_for(images_count * channels_,
-                           std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(padded_h_ * row_w_, 1)),
-                           [&](std::int64_t p0, std::int64_t p1, int) { pad_planes(p0, p1); });
+    if (!in_place_)
+      ctx.pool->parallel_for(images_count * channels_,
+                             std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(padded_h_ * row_w_, 1)),
+                             [&](std::int64_t p0, std::int64_t p1, int) { pad_planes(p0, p1); });
     ctx.pool->parallel_for(images_count * tiles, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
       for (std::int64_t task = t0; task < t1; ++task) multiply_tile(task, thread);
     });
@@ -235,8 +243,8 @@ class DirectConv2dKernel final : public Kernel {
       return detail::concat("conv2d direct, few taps (", outputs_, outputs_ == 1 ? " output" : " outputs", " from ",
                             depth_, " taps over ", virtual_pixels_, " pixels of ",
                             copies_ > 1 ? detail::concat(copies_, " column-shifted copies of ") : "",
-                            "the padded image", op_.groups > 1 ? ", per group" : "", ")",
-                            bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
+                            in_place_ ? "the input, read in place" : "the padded image",
+                            op_.groups > 1 ? ", per group" : "", ")", bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
                             epilogue_ && !relu_in_store_ ? ", epilogue: " + epilogue_->describe() : "");
     std::string text = detail::concat("conv2d direct (", outputs_, "x", depth_, " @ ", depth_, "x",
                                       whole_panel_rows_ ? out_h_ * out_w_ : virtual_pixels_, " read in place from ",
@@ -418,6 +426,7 @@ class DirectConv2dKernel final : public Kernel {
   std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its output tile goes
   bool relu_in_store_ = false;   // the epilogue is one relu, applied as tiles are stored
   bool few_taps_ = false;        // depth_ <= kMaxTaps: simd::conv_taps, no micro tiles
+  bool in_place_ = false;        // few taps and no padding: the input read as it is, no padded copy
   // Micro tiles over output rows of whole panels (W' a multiple of nr, no
   // copies): a panel is nr pixels of one row, never the wasted columns.
   bool whole_panel_rows_ = false;
