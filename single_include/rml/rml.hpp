@@ -15464,7 +15464,9 @@ namespace gemm_detail {
 inline constexpr std::int64_t kKC = 256;
 /// Rows of A packed (or read in place) at once: a kMC x kKC block (72 KiB)
 /// stays in L2 with room for the B panels streaming past it (measured best
-/// of 48..240); whole micro-tiles of every set (6, 8 or 12 rows).
+/// of 48..240); whole micro-tiles of the 6-, 8- and 12-row sets (the narrow
+/// AVX-512 set's 16-row tiles read A in place kMC / 16 whole tiles at a time, and
+/// pack only the rows left after them, fewer than 16).
 inline constexpr std::int64_t kMC = 72;
 static_assert(kMC % 24 == 0);
 inline constexpr std::size_t kAlign = 64;
@@ -15618,11 +15620,12 @@ inline std::int64_t in_place_rows(const float* A, std::int64_t lda, const Packed
                                   std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1) {
   const Kernels& kernels = *B.kernels;
   const std::int64_t m = m0 + (m1 - m0) / kernels.mr * kernels.mr;
+  const std::int64_t block_rows = kMC / kernels.mr * kernels.mr;  // whole tiles: each reads mr rows of A
   for (std::int64_t k0 = 0; k0 < B.K; k0 += kKC) {
     const std::int64_t kc = std::min(kKC, B.K - k0);
-    for (std::int64_t i0 = m0; i0 < m; i0 += kMC) {
+    for (std::int64_t i0 = m0; i0 < m; i0 += block_rows) {
       const float* a = A + i0 * lda + k0;
-      block_product(std::min(kMC, m - i0), k0, B, C + i0 * ldc, ldc, n0, n1,
+      block_product(std::min(block_rows, m - i0), k0, B, C + i0 * ldc, ldc, n0, n1,
                     [&](std::int64_t r, const float* b, float* c, std::int64_t ldc_, bool first) {
                       kernels.micro_in_place(kc, a + r * lda, lda, b, c, ldc_, first);
                     });
