@@ -16174,7 +16174,6 @@ class Kernel {
 
 class PackedWeightCache;  // exec/gemm.hpp
 
-/// What a kernel factory may ask about the graph while the plan is made.
 /// Consecutive channels of a conv's input taken from another value: its
 /// `channels` planes, each repeated scale_h x scale_w (nearest upsampling).
 /// A conv whose input is a channel concat of such values (exec/fusion.hpp
@@ -16185,6 +16184,7 @@ struct ChannelPiece {
   std::int64_t channels = 0, scale_h = 1, scale_w = 1;
 };
 
+/// What a kernel factory may ask about the graph while the plan is made.
 struct PlanContext {
   const Graph& graph;
   const std::vector<bool>& graph_outputs;  // per value: is it a graph output?
@@ -20749,8 +20749,9 @@ inline bool nothing_to_compute(const PlanContext& ctx, const Node& node, const s
 }
 
 /// The kernel for node `n`, or nullptr when `n` runs inside another kernel
-/// (a group member that is not its root, an absorbed broadcast, a node
-/// gathered into a conv's padding, an epilogue producer); sets the kernel's nodes, reads and writes.
+/// (a group member that is not its root, an absorbed broadcast or slice, a
+/// node gathered into a conv's padding, an epilogue producer); sets the
+/// kernel's nodes, reads and writes.
 inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fusion& fusion, std::size_t n,
                                                std::size_t& fused_groups) {
   const Node& node = ctx.graph.nodes[n];

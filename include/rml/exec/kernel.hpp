@@ -56,7 +56,6 @@ class Kernel {
 
 class PackedWeightCache;  // exec/gemm.hpp
 
-/// What a kernel factory may ask about the graph while the plan is made.
 /// Consecutive channels of a conv's input taken from another value: its
 /// `channels` planes, each repeated scale_h x scale_w (nearest upsampling).
 /// A conv whose input is a channel concat of such values (exec/fusion.hpp
@@ -67,6 +66,7 @@ struct ChannelPiece {
   std::int64_t channels = 0, scale_h = 1, scale_w = 1;
 };
 
+/// What a kernel factory may ask about the graph while the plan is made.
 struct PlanContext {
   const Graph& graph;
   const std::vector<bool>& graph_outputs;  // per value: is it a graph output?
