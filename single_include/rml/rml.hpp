@@ -18382,7 +18382,8 @@ class DirectConv2dKernel final : public Kernel {
     const std::int64_t share = (pixels + per_image - 1) / per_image;
     const std::int64_t width = std::min(tile_cols_, (share + nr_ - 1) / nr_ * nr_);
     const std::int64_t tiles = (pixels + width - 1) / width;
-    if (in_place_) images = const_cast<float*>(ctx.value<const float>(pieces_[0].value));  // only read
+    // What the taps read: the padded images, or the input itself.
+    const float* source = in_place_ ? ctx.value<const float>(pieces_[0].value) : images;
     const std::int64_t image_floats = in_place_ ? channels_ * height_ * width_ : image_floats_;
     auto multiply_tile = [&](std::int64_t task, int thread) {  // task: image * tiles + tile
       const std::int64_t image = task / tiles, v0 = task % tiles * width;  // image: n * groups + g
@@ -18391,9 +18392,9 @@ class DirectConv2dKernel final : public Kernel {
       float* out = ctx.value<float>(target()) + image * outputs_ * out_h_ * out_w_;
       const float* group_bias = bias ? bias + g * outputs_ : nullptr;
       if (few_taps_)
-        multiply_taps(images + image * image_floats, g, v0, v1, group_bias, out);
+        multiply_taps(source + image * image_floats, g, v0, v1, group_bias, out);
       else
-        multiply(images + image * image_floats_, g, v0, v1, ctx.scratch_of<float>(thread) + tile_offset_ / sizeof(float),
+        multiply(source + image * image_floats, g, v0, v1, ctx.scratch_of<float>(thread) + tile_offset_ / sizeof(float),
                  group_bias, out);
       if (epilogue_ && !relu_in_store_) {
         const auto [p0, p1] = whole_panel_rows_ ? std::pair{v0, v1} : output_pixels(v0, v1);
