@@ -1,6 +1,7 @@
 // Conformance over the whole op list, and the generated op documentation.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -92,6 +93,39 @@ TEST_CASE("op properties: elementwise and commutative tags") {
   CHECK(is_commutative<Mul>);
   CHECK_FALSE(is_commutative<Sub>);
   CHECK_FALSE(is_commutative<Reshape>);
+}
+
+TEST_CASE("the registry's per-op tables hold each op's own constants") {
+  Registry::for_each([](auto type) {
+    using Op = typename decltype(type)::type;
+    const AnyOp op = Op{};
+    CAPTURE(Op::name);
+    CHECK(op_name(op) == Op::name);
+    CHECK(op_arity(op).min == Op::arity.min);
+    CHECK(op_arity(op).max == Op::arity.max);
+    CHECK(is_elementwise_op(op) == is_elementwise<Op>);
+    CHECK(is_commutative_op(op) == is_commutative<Op>);
+    CHECK(nothing_to_compute(op, Types{}) == !checks_input_values<Op>);
+  });
+  CHECK_FALSE(nothing_to_compute(Gather{}, Types{}));
+}
+
+TEST_CASE("error messages print every part as a stream would") {
+  std::ostringstream stream;
+  const std::string text = "text";
+  const std::string_view view = "view";
+  const std::filesystem::path path = "dir/file.json";
+  stream << "a" << text << view << 'c' << true << -7 << 7u << std::int64_t{-1} << std::uint64_t{18446744073709551615u}
+         << std::size_t{3} << 0.1 << 1e-30 << 2.5f << 123456789.0 << -0.0 << path;
+  CHECK(detail::concat("a", text, view, 'c', true, -7, 7u, std::int64_t{-1}, std::uint64_t{18446744073709551615u},
+                       std::size_t{3}, 0.1, 1e-30, 2.5f, 123456789.0, -0.0, path) == stream.str());
+  try {
+    fail(ErrorCode::invalid_shape, "shape ", 2, "x", 3u, " of '", view, "'");
+    FAIL("fail() returned");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::invalid_shape);
+    CHECK(std::string(e.what()) == "shape 2x3 of 'view'");
+  }
 }
 
 TEST_CASE("wrong arity is an error naming the op and the counts") {

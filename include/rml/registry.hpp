@@ -66,6 +66,11 @@ struct OpList {
   using Variant = std::variant<Ops...>;
   static constexpr std::size_t size = sizeof...(Ops);
   static constexpr std::array<std::string_view, size> names{Ops::name...};
+  // Per-op constants as tables, so querying one is an index, not a visit.
+  static constexpr std::array<Arity, size> arities{Ops::arity...};
+  static constexpr std::array<bool, size> elementwise{is_elementwise<Ops>...};
+  static constexpr std::array<bool, size> commutative{is_commutative<Ops>...};
+  static constexpr std::array<bool, size> checks_values{checks_input_values<Ops>...};
 
   static constexpr bool names_unique() {
     for (std::size_t i = 0; i < size; ++i)
@@ -137,19 +142,19 @@ AnyOp as_any_op(Op&& op) {
   return AnyOp(std::in_place_type<std::remove_cvref_t<Op>>, std::forward<Op>(op));
 }
 
-inline std::string_view op_name(const AnyOp& op) {
-  return visit_op([](const auto& o) -> std::string_view { return o.name; }, op);
-}
+inline std::string_view op_name(const AnyOp& op) { return Registry::names[op.index()]; }
+
+inline Arity op_arity(const AnyOp& op) { return Registry::arities[op.index()]; }
+
+inline bool is_elementwise_op(const AnyOp& op) { return Registry::elementwise[op.index()]; }
+
+inline bool is_commutative_op(const AnyOp& op) { return Registry::commutative[op.index()]; }
 
 /// True when a node of `op` with outputs of these types runs no kernel:
 /// every output is empty and the op checks no input values.
 inline bool nothing_to_compute(const AnyOp& op, const Types& outputs) {
-  const bool checks = visit_op([](const auto& o) { return checks_input_values<std::decay_t<decltype(o)>>; }, op);
-  return !checks && std::all_of(outputs.begin(), outputs.end(), [](const TensorType& t) { return t.elements() == 0; });
-}
-
-inline Arity op_arity(const AnyOp& op) {
-  return visit_op([](const auto& o) { return std::decay_t<decltype(o)>::arity; }, op);
+  return !Registry::checks_values[op.index()] &&
+         std::all_of(outputs.begin(), outputs.end(), [](const TensorType& t) { return t.elements() == 0; });
 }
 
 /// Output types of `op` applied to inputs of these types: the arity check,

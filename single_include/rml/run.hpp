@@ -87,11 +87,15 @@
 // and each carries a stable rml::ErrorCode beside its message.
 
 #include <array>
+#include <concepts>
+#include <cstdio>
+#include <initializer_list>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace rml {
@@ -196,18 +200,84 @@ class ExportError : public Error {
 };
 
 namespace detail {
+
+/// One part of a message: text, or a number kept as it is until the message
+/// is put together. Messages are formatted by one non-template function from
+/// a list of these, so each of the many call sites of fail() and concat()
+/// costs a few stores instead of a string stream of its own.
+class MessagePiece {
+ public:
+  MessagePiece(const char* text) : kind_(Kind::text), text_(text) {}
+  MessagePiece(std::string_view text) : kind_(Kind::text), text_(text) {}
+  MessagePiece(const std::string& text) : kind_(Kind::text), text_(text) {}
+  MessagePiece(char c) : kind_(Kind::character), character_(c) {}
+  MessagePiece(bool value) : kind_(Kind::text), text_(value ? "1" : "0") {}
+  template <std::signed_integral T>
+  MessagePiece(T value) : kind_(Kind::signed_integer), signed_(value) {}
+  template <std::unsigned_integral T>
+  MessagePiece(T value) : kind_(Kind::unsigned_integer), unsigned_(value) {}
+  MessagePiece(double value) : kind_(Kind::real), real_(value) {}
+
+  /// Appends the piece as `std::ostream <<` prints it (six significant
+  /// digits for reals).
+  void append_to(std::string& out) const {
+    char buffer[32];
+    int n = 0;
+    switch (kind_) {
+      case Kind::text: out += text_; return;
+      case Kind::character: out += character_; return;
+      case Kind::signed_integer: n = std::snprintf(buffer, sizeof buffer, "%lld", signed_); break;
+      case Kind::unsigned_integer: n = std::snprintf(buffer, sizeof buffer, "%llu", unsigned_); break;
+      case Kind::real: n = std::snprintf(buffer, sizeof buffer, "%g", real_); break;
+    }
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+
+ private:
+  enum class Kind : unsigned char { text, character, signed_integer, unsigned_integer, real };
+  Kind kind_;
+  union {
+    std::string_view text_;
+    char character_;
+    long long signed_;
+    unsigned long long unsigned_;
+    double real_;
+  };
+};
+
+/// A part a MessagePiece takes as it is, or, for anything else a stream can
+/// print (a path, ...), that text.
+template <class T>
+decltype(auto) printable(const T& part) {
+  if constexpr (std::is_arithmetic_v<T> || std::is_convertible_v<const T&, std::string_view>) {
+    return (part);
+  } else {
+    std::ostringstream out;
+    out << part;
+    return out.str();
+  }
+}
+
+inline std::string join_pieces(std::initializer_list<MessagePiece> pieces) {
+  std::string out;
+  for (const MessagePiece& piece : pieces) piece.append_to(out);
+  return out;
+}
+
+[[noreturn]] inline void throw_error(ErrorCode code, std::initializer_list<MessagePiece> pieces) {
+  throw Error(code, join_pieces(pieces));
+}
+
 template <class... Parts>
 std::string concat(const Parts&... parts) {
-  std::ostringstream out;
-  (out << ... << parts);
-  return out.str();
+  return join_pieces({MessagePiece(printable(parts))...});
 }
 }  // namespace detail
 
-/// Throws rml::Error with the code and the streamed parts as its message.
+/// Throws rml::Error with the code and the parts, streamed, as its message.
 template <class... Parts>
 [[noreturn]] void fail(ErrorCode code, const Parts&... parts) {
-  throw Error(code, detail::concat(parts...));
+  detail::throw_error(code, {detail::MessagePiece(detail::printable(parts))...});
 }
 
 /// Re-throws the active exception with `context` prefixed, keeping its type
@@ -2076,6 +2146,11 @@ struct OpList {
   using Variant = std::variant<Ops...>;
   static constexpr std::size_t size = sizeof...(Ops);
   static constexpr std::array<std::string_view, size> names{Ops::name...};
+  // Per-op constants as tables, so querying one is an index, not a visit.
+  static constexpr std::array<Arity, size> arities{Ops::arity...};
+  static constexpr std::array<bool, size> elementwise{is_elementwise<Ops>...};
+  static constexpr std::array<bool, size> commutative{is_commutative<Ops>...};
+  static constexpr std::array<bool, size> checks_values{checks_input_values<Ops>...};
 
   static constexpr bool names_unique() {
     for (std::size_t i = 0; i < size; ++i)
@@ -2147,19 +2222,19 @@ AnyOp as_any_op(Op&& op) {
   return AnyOp(std::in_place_type<std::remove_cvref_t<Op>>, std::forward<Op>(op));
 }
 
-inline std::string_view op_name(const AnyOp& op) {
-  return visit_op([](const auto& o) -> std::string_view { return o.name; }, op);
-}
+inline std::string_view op_name(const AnyOp& op) { return Registry::names[op.index()]; }
+
+inline Arity op_arity(const AnyOp& op) { return Registry::arities[op.index()]; }
+
+inline bool is_elementwise_op(const AnyOp& op) { return Registry::elementwise[op.index()]; }
+
+inline bool is_commutative_op(const AnyOp& op) { return Registry::commutative[op.index()]; }
 
 /// True when a node of `op` with outputs of these types runs no kernel:
 /// every output is empty and the op checks no input values.
 inline bool nothing_to_compute(const AnyOp& op, const Types& outputs) {
-  const bool checks = visit_op([](const auto& o) { return checks_input_values<std::decay_t<decltype(o)>>; }, op);
-  return !checks && std::all_of(outputs.begin(), outputs.end(), [](const TensorType& t) { return t.elements() == 0; });
-}
-
-inline Arity op_arity(const AnyOp& op) {
-  return visit_op([](const auto& o) { return std::decay_t<decltype(o)>::arity; }, op);
+  return !Registry::checks_values[op.index()] &&
+         std::all_of(outputs.begin(), outputs.end(), [](const TensorType& t) { return t.elements() == 0; });
 }
 
 /// Output types of `op` applied to inputs of these types: the arity check,
@@ -6665,10 +6740,6 @@ struct BlockFor<Cast> {
     return to_f32 ? &block::cast<std::int32_t, float> : &block::cast<std::int32_t, std::int32_t>;
   }
 };
-
-inline bool is_elementwise_op(const AnyOp& op) {
-  return visit_op([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
-}
 
 /// One or more elementwise ops evaluated together over one output shape.
 class ElementwiseGroup {

@@ -8,18 +8,7 @@
 namespace rml::passes {
 
 /// Binary, comparison and select ops: elementwise with NumPy broadcasting.
-inline bool is_broadcasting(const AnyOp& op) {
-  return visit_op(
-      [](const auto& o) {
-        using Op = std::decay_t<decltype(o)>;
-        return is_elementwise<Op> && Op::arity.min >= 2;
-      },
-      op);
-}
-
-inline bool is_elementwise_op(const AnyOp& op) {
-  return visit_op([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
-}
+inline bool is_broadcasting(const AnyOp& op) { return is_elementwise_op(op) && op_arity(op).min >= 2; }
 
 inline std::int64_t normalize_axis(std::int64_t axis, std::size_t rank) {
   return axis < 0 ? axis + static_cast<std::int64_t>(rank) : axis;

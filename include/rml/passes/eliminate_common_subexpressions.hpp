@@ -35,7 +35,7 @@ struct EliminateCommonSubexpressions {
  private:
   static std::vector<ValueId> canonical_inputs(const Node& node) {
     std::vector<ValueId> inputs = node.inputs;
-    const bool commutative = visit_op([](const auto& o) { return is_commutative<std::decay_t<decltype(o)>>; }, node.op);
+    const bool commutative = is_commutative_op(node.op);
     if (commutative) std::sort(inputs.begin(), inputs.end());
     return inputs;
   }

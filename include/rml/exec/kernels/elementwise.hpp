@@ -163,10 +163,6 @@ struct BlockFor<Cast> {
   }
 };
 
-inline bool is_elementwise_op(const AnyOp& op) {
-  return visit_op([](const auto& o) { return is_elementwise<std::decay_t<decltype(o)>>; }, op);
-}
-
 /// One or more elementwise ops evaluated together over one output shape.
 class ElementwiseGroup {
  public:
