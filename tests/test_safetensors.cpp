@@ -8,10 +8,13 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include "rml/ir/safetensors.hpp"
 
@@ -171,6 +174,21 @@ TEST_CASE("safetensors: the header lists F32 and I32 entries in the given order 
   CHECK(header["alpha"]["shape"] == nlohmann::ordered_json::array({1, 3}));
   CHECK(header["alpha"]["data_offsets"] == nlohmann::ordered_json::array({8, 20}));
   CHECK(header["__metadata__"]["k"] == "v");
+}
+
+TEST_CASE("safetensors: names and metadata with quotes, backslashes, control characters and UTF-8 round-trip") {
+  const std::string name = "a\"b\\c\n\t\x01\x1f/\xc3\xa9\x7f";
+  const std::map<std::string, std::string> metadata{{"q\"", "line\nbreak\b\f\r"}, {"\xe2\x82\xac", ""}};
+  const std::string file = rml::serialize_safetensors({{name, Tensor::scalar(2.0f)}}, metadata);
+  std::uint64_t header_length = 0;
+  std::memcpy(&header_length, file.data(), 8);
+  const auto header = nlohmann::json::parse(file.substr(8, header_length));  // an independent reader
+  CHECK(header.contains(name));
+  CHECK(header["__metadata__"].get<std::map<std::string, std::string>>() == metadata);
+  const rml::SafetensorsContents back = rml::parse_safetensors(file, "t");
+  REQUIRE(back.tensors.size() == 1);
+  CHECK(back.tensors[0].first == name);
+  CHECK(back.metadata == metadata);
 }
 
 TEST_CASE("safetensors: the writer rejects duplicate names, the reserved name __metadata__ and invalid UTF-8") {

@@ -21,6 +21,11 @@ echo "== installing rml into $work/prefix"
 cmake -S "$root" -B "$work/rml-build" -DRML_BUILD_TESTS=OFF -DRML_BUILD_PROGRAMS=OFF >"$work/install.log"
 cmake --install "$work/rml-build" --prefix "$work/prefix" >>"$work/install.log"
 cp "$root/single_include/rml/run.hpp" "$work/vendor/rml/"
+# The vendored header needs nothing but the standard library.
+if grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]\(nlohmann\|xtensor\|flatbuffers\)' "$work/vendor/rml/run.hpp"; then
+  echo "single_include/rml/run.hpp includes a third-party header" >&2
+  exit 1
+fi
 
 for cxx in "$@"; do
   for consumer in find_package fetch_content single_header split; do

@@ -12,5 +12,5 @@
 #include "rml/exec/executor.hpp"
 #include "rml/exec/model.hpp"
 #ifndef RML_DECLARATIONS_ONLY
-#include "rml/ir/graph_io.hpp"
+#include "rml/ir/graph_read.hpp"
 #endif

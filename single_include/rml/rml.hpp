@@ -2051,8 +2051,9 @@ inline Graph without_dead_code(const Graph& graph) {
 }  // namespace rml
 // ---- end rml/ir/dead_code.hpp ----
 // ---- begin rml/ir/graph_io.hpp ----
-// Reading and writing rml-graph files: the JSON graph (one value or node per
-// line) and its safetensors weights file. The format is in docs/format.md.
+// Writing rml-graph files: the JSON graph (one value or node per line) and its
+// safetensors weights file, replaced together; and reading them
+// (ir/graph_read.hpp). The format is in docs/format.md.
 
 #include <charconv>
 #include <cmath>
@@ -2339,18 +2340,36 @@ inline void write_pair(const FilePair& pair) {
 
 }  // namespace rml
 // ---- end rml/core/file.hpp ----
-// ---- begin rml/ir/json_strict.hpp ----
-// Strict JSON parsing for files rml reads: nlohmann_json silently keeps the
-// last of duplicate keys and stops at a NUL byte; a lying file must not get
-// through either way.
+// ---- begin rml/ir/graph_read.hpp ----
+// Reading rml-graph files: the JSON graph and the safetensors weights file it
+// names, checked against the schema and validated. Writing is in
+// ir/graph_io.hpp. The format is in docs/format.md.
 
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// ---- begin rml/ir/json_strict.hpp ----
+// Strict JSON for the files rml reads (graph JSON, safetensors headers): a
+// small document type and a parser that rejects what lenient readers let
+// through (duplicate keys, a NUL byte, invalid UTF-8, numbers past a double,
+// nesting deeper than a limit). Reading needs nothing beyond the standard
+// library, so a program that only loads and runs models does not compile a
+// general JSON library; rml writes JSON with nlohmann_json (ir/graph_io.hpp).
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <system_error>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 
 namespace rml {
@@ -2393,105 +2412,458 @@ inline std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
   return std::nullopt;
 }
 
-/// A SAX handler that builds the document with nlohmann's own DOM builder
-/// while checking depth and duplicate keys as the events pass: linear in the
-/// text (nlohmann's parse callback re-walks each finished container, which
-/// made 100k-node graphs quadratic).
-class StrictDomBuilder {
- public:
-  using Json = nlohmann::json;
-  StrictDomBuilder(Json& result, const std::string& what, int max_depth)
-      : dom_(result, /*allow_exceptions=*/true), what_(what), max_depth_(max_depth) {}
-
-  bool null() { return dom_.null(); }
-  bool boolean(bool value) { return dom_.boolean(value); }
-  bool number_integer(Json::number_integer_t value) { return dom_.number_integer(value); }
-  bool number_unsigned(Json::number_unsigned_t value) { return dom_.number_unsigned(value); }
-  bool number_float(Json::number_float_t value, const Json::string_t& text) { return dom_.number_float(value, text); }
-  bool string(Json::string_t& value) { return dom_.string(value); }
-  bool binary(Json::binary_t& value) { return dom_.binary(value); }
-  bool start_object(std::size_t elements) {
-    enter();
-    keys_of_open_objects_.emplace_back();
-    return dom_.start_object(elements);
+/// `text` as a JSON string literal: quotes, backslashes and control
+/// characters escaped (as nlohmann_json writes them), UTF-8 kept as it is.
+inline std::string quoted(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char escape[8];
+          std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
+          out += escape;
+        } else {
+          out += c;
+        }
+    }
   }
-  bool key(Json::string_t& key) {
-    if (!keys_of_open_objects_.back().insert(key).second) fail(ErrorCode::json_duplicate_key, what_, " has duplicate key '", key, "'");
-    return dom_.key(key);
-  }
-  bool end_object() {
-    --depth_;
-    keys_of_open_objects_.pop_back();
-    return dom_.end_object();
-  }
-  bool start_array(std::size_t elements) {
-    enter();
-    return dom_.start_array(elements);
-  }
-  bool end_array() {
-    --depth_;
-    return dom_.end_array();
-  }
-  template <class Exception>
-  bool parse_error(std::size_t, const std::string&, const Exception& error) {
-    // nlohmann reports a number beyond a double's range (1e999) as out_of_range 406.
-    const bool overflow = std::is_same_v<Exception, nlohmann::detail::out_of_range> && error.id == 406;
-    fail(overflow ? ErrorCode::non_finite_number : ErrorCode::json_syntax, what_, " is not valid JSON: ", error.what());
-  }
-
- private:
-  void enter() {
-    if (++depth_ > max_depth_) fail(ErrorCode::limit_exceeded, what_, " nests deeper than ", max_depth_, " levels");
-  }
-  nlohmann::detail::json_sax_dom_parser<Json> dom_;
-  const std::string& what_;
-  int max_depth_;
-  int depth_ = 0;
-  std::vector<std::unordered_set<std::string>> keys_of_open_objects_;
-};
+  return out + '"';
+}
 
 }  // namespace json_detail
 
-/// Parses `text`, rejecting invalid UTF-8, NUL bytes, duplicate keys at any depth and
-/// nesting deeper than `max_depth`. Errors start with `what`.
-inline nlohmann::json parse_json_strict(std::string_view text, const std::string& what, int max_depth) {
+namespace json {
+
+/// A parsed JSON document. Numbers keep their JSON kind: an integer literal
+/// is `integer` (negative) or `unsigned_integer` (non-negative) while it fits
+/// 64 bits, anything else is `real`. Objects keep their keys in file order.
+class Value {
+ public:
+  enum class Kind : unsigned char { null, boolean, integer, unsigned_integer, real, string, array, object };
+
+  // Values made in code (attributes given by a program rather than a file).
+  static Value boolean(bool value) { return scalar(Kind::boolean, &ScalarBits::boolean, value); }
+  static Value integer(std::int64_t value) {
+    return value >= 0 ? unsigned_integer(static_cast<std::uint64_t>(value)) : scalar(Kind::integer, &ScalarBits::integer, value);
+  }
+  static Value unsigned_integer(std::uint64_t value) {
+    return scalar(Kind::unsigned_integer, &ScalarBits::unsigned_integer, value);
+  }
+  static Value real(double value) { return scalar(Kind::real, &ScalarBits::real, value); }
+  static Value string(std::string text) {
+    Value v;
+    v.kind_ = Kind::string;
+    v.text_ = std::move(text);
+    return v;
+  }
+  static Value array(std::vector<Value> items) {
+    Value v;
+    v.kind_ = Kind::array;
+    v.items_ = std::move(items);
+    return v;
+  }
+  /// `keys` distinct, one per value.
+  static Value object(std::vector<std::string> keys, std::vector<Value> values) {
+    Value v;
+    v.kind_ = Kind::object;
+    v.keys_ = std::move(keys);
+    v.items_ = std::move(values);
+    return v;
+  }
+
+  Kind kind() const { return kind_; }
+  bool is_null() const { return kind_ == Kind::null; }
+  bool is_boolean() const { return kind_ == Kind::boolean; }
+  bool is_string() const { return kind_ == Kind::string; }
+  bool is_array() const { return kind_ == Kind::array; }
+  bool is_object() const { return kind_ == Kind::object; }
+  bool is_number_unsigned() const { return kind_ == Kind::unsigned_integer; }
+  bool is_number_integer() const { return kind_ == Kind::integer || kind_ == Kind::unsigned_integer; }
+  bool is_number() const { return is_number_integer() || kind_ == Kind::real; }
+
+  /// "null", "boolean", "number", "string", "array" or "object".
+  std::string_view type_name() const {
+    constexpr std::string_view names[] = {"null", "boolean", "number", "number", "number", "string", "array", "object"};
+    return names[static_cast<int>(kind_)];
+  }
+
+  // Accessors: the caller has checked the kind.
+  bool as_bool() const { return scalar_.boolean; }
+  std::int64_t as_int64() const {
+    return kind_ == Kind::unsigned_integer ? static_cast<std::int64_t>(scalar_.unsigned_integer) : scalar_.integer;
+  }
+  std::uint64_t as_uint64() const {
+    return kind_ == Kind::unsigned_integer ? scalar_.unsigned_integer : static_cast<std::uint64_t>(scalar_.integer);
+  }
+  double as_double() const {
+    if (kind_ == Kind::integer) return static_cast<double>(scalar_.integer);
+    if (kind_ == Kind::unsigned_integer) return static_cast<double>(scalar_.unsigned_integer);
+    return scalar_.real;
+  }
+  const std::string& as_string() const { return text_; }
+
+  /// Elements of an array, or values of an object (in the order of keys()).
+  std::size_t size() const { return items_.size(); }
+  const Value& operator[](std::size_t i) const { return items_[i]; }
+  const Value* begin() const { return items_.data(); }
+  const Value* end() const { return items_.data() + items_.size(); }
+  const std::vector<std::string>& keys() const { return keys_; }
+
+  /// The member named `key` of an object, or null when it has none.
+  const Value* find(std::string_view key) const {
+    for (std::size_t i = 0; i < keys_.size(); ++i)
+      if (keys_[i] == key) return &items_[i];
+    return nullptr;
+  }
+  bool contains(std::string_view key) const { return find(key) != nullptr; }
+
+  /// Compact JSON text, as error messages quote a value.
+  std::string dump() const {
+    std::string out;
+    dump_to(out);
+    return out;
+  }
+
+ private:
+  friend class Parser;
+
+  void dump_to(std::string& out) const {
+    switch (kind_) {
+      case Kind::null: out += "null"; return;
+      case Kind::boolean: out += scalar_.boolean ? "true" : "false"; return;
+      case Kind::integer: out += std::to_string(scalar_.integer); return;
+      case Kind::unsigned_integer: out += std::to_string(scalar_.unsigned_integer); return;
+      case Kind::real: {
+        char text[32];
+        const auto end = std::to_chars(text, text + sizeof text, scalar_.real).ptr;
+        const std::string_view shortest(text, static_cast<std::size_t>(end - text));
+        out += shortest;
+        if (shortest.find_first_of(".e") == std::string_view::npos) out += ".0";
+        return;
+      }
+      case Kind::string: out += json_detail::quoted(text_); return;
+      case Kind::array:
+      case Kind::object:
+        out += is_array() ? '[' : '{';
+        for (std::size_t i = 0; i < items_.size(); ++i) {
+          if (i) out += ',';
+          if (is_object()) out += json_detail::quoted(keys_[i]) + ':';
+          items_[i].dump_to(out);
+        }
+        out += is_array() ? ']' : '}';
+        return;
+    }
+  }
+
+  union ScalarBits {
+    bool boolean;
+    std::int64_t integer;
+    std::uint64_t unsigned_integer;
+    double real;
+  };
+  template <class T>
+  static Value scalar(Kind kind, T ScalarBits::*member, T value) {
+    Value v;
+    v.kind_ = kind;
+    v.scalar_.*member = value;
+    return v;
+  }
+
+  Kind kind_ = Kind::null;
+  ScalarBits scalar_{};
+  std::string text_;               // a string's text
+  std::vector<Value> items_;       // an array's elements, an object's values
+  std::vector<std::string> keys_;  // an object's keys
+};
+
+/// Recursive descent over the text, one Value per JSON value.
+class Parser {
+ public:
+  Parser(std::string_view text, const std::string& what, int max_depth)
+      : text_(text), what_(what), max_depth_(max_depth) {}
+
+  Value document() {
+    Value root = value(0);
+    skip_space();
+    if (at_ != text_.size()) syntax_error("text after the document");
+    return root;
+  }
+
+ private:
+  [[noreturn]] void syntax_error(std::string_view problem) const {
+    fail(ErrorCode::json_syntax, what_, " is not valid JSON: ", problem, " at byte ", at_);
+  }
+
+  void skip_space() {
+    while (at_ < text_.size() && (text_[at_] == ' ' || text_[at_] == '\t' || text_[at_] == '\n' || text_[at_] == '\r'))
+      ++at_;
+  }
+
+  bool take(char c) {
+    if (at_ < text_.size() && text_[at_] == c) {
+      ++at_;
+      return true;
+    }
+    return false;
+  }
+
+  void expect(char c, std::string_view problem) {
+    skip_space();
+    if (!take(c)) syntax_error(problem);
+  }
+
+  Value value(int depth) {
+    skip_space();
+    if (at_ == text_.size()) syntax_error("unexpected end of input");
+    Value v;
+    const char c = text_[at_];
+    if (c == '{' || c == '[') {
+      if (depth + 1 > max_depth_) fail(ErrorCode::limit_exceeded, what_, " nests deeper than ", max_depth_, " levels");
+      ++at_;
+      if (c == '{') object(v, depth + 1);
+      else array(v, depth + 1);
+    } else if (c == '"') {
+      v.kind_ = Value::Kind::string;
+      v.text_ = string();
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      number(v);
+    } else if (literal("true")) {
+      v.kind_ = Value::Kind::boolean;
+      v.scalar_.boolean = true;
+    } else if (literal("false")) {
+      v.kind_ = Value::Kind::boolean;
+    } else if (!literal("null")) {
+      syntax_error("unexpected character");
+    }
+    return v;
+  }
+
+  bool literal(std::string_view word) {
+    if (text_.substr(at_, word.size()) != word) return false;
+    at_ += word.size();
+    return true;
+  }
+
+  void array(Value& v, int depth) {
+    v.kind_ = Value::Kind::array;
+    skip_space();
+    if (take(']')) return;
+    do v.items_.push_back(value(depth));
+    while ((skip_space(), take(',')));
+    expect(']', "expected ',' or ']'");
+  }
+
+  void object(Value& v, int depth) {
+    v.kind_ = Value::Kind::object;
+    skip_space();
+    if (!take('}')) {
+      do {
+        skip_space();
+        if (at_ == text_.size() || text_[at_] != '"') syntax_error("expected a string key");
+        v.keys_.push_back(string());
+        expect(':', "expected ':'");
+        v.items_.push_back(value(depth));
+      } while ((skip_space(), take(',')));
+      expect('}', "expected ',' or '}'");
+    }
+    // Duplicate keys: readers disagree on which one wins, so take neither.
+    if (v.keys_.size() > 1) {
+      std::vector<std::string_view> sorted(v.keys_.begin(), v.keys_.end());
+      std::sort(sorted.begin(), sorted.end());
+      if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+        fail(ErrorCode::json_duplicate_key, what_, " has duplicate key '", *twice, "'");
+    }
+  }
+
+  unsigned hex4() {
+    if (text_.size() - at_ < 4) syntax_error("truncated \\u escape");
+    unsigned code = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char h = text_[at_++];
+      code <<= 4;
+      if (h >= '0' && h <= '9') code |= static_cast<unsigned>(h - '0');
+      else if (h >= 'a' && h <= 'f') code |= static_cast<unsigned>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F') code |= static_cast<unsigned>(h - 'A' + 10);
+      else syntax_error("invalid \\u escape");
+    }
+    return code;
+  }
+
+  static void append_utf8(std::string& out, unsigned code) {
+    if (code < 0x80) {
+      out += static_cast<char>(code);
+    } else if (code < 0x800) {
+      out += static_cast<char>(0xC0 | (code >> 6));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    } else if (code < 0x10000) {
+      out += static_cast<char>(0xE0 | (code >> 12));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (code >> 18));
+      out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    }
+  }
+
+  /// A string literal at text_[at_] == '"'; the text is valid UTF-8 already.
+  std::string string() {
+    ++at_;
+    std::string out;
+    while (true) {
+      if (at_ == text_.size()) syntax_error("unterminated string");
+      const char c = text_[at_++];
+      if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) syntax_error("control character in a string");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (at_ == text_.size()) syntax_error("unterminated string");
+      switch (text_[at_++]) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          unsigned code = hex4();
+          if (code >= 0xDC00 && code <= 0xDFFF) syntax_error("unpaired surrogate in a \\u escape");
+          if (code >= 0xD800 && code <= 0xDBFF) {
+            if (!literal("\\u")) syntax_error("unpaired surrogate in a \\u escape");
+            const unsigned low = hex4();
+            if (low < 0xDC00 || low > 0xDFFF) syntax_error("unpaired surrogate in a \\u escape");
+            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+          }
+          append_utf8(out, code);
+          break;
+        }
+        default: syntax_error("invalid escape in a string");
+      }
+    }
+  }
+
+  /// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+  void number(Value& v) {
+    const std::size_t start = at_;
+    auto digits = [&] {
+      const std::size_t from = at_;
+      while (at_ < text_.size() && text_[at_] >= '0' && text_[at_] <= '9') ++at_;
+      return at_ - from;
+    };
+    const bool negative = take('-');
+    const std::size_t int_start = at_;
+    const std::size_t int_digits = digits();
+    if (int_digits == 0) syntax_error("a number needs digits");
+    if (int_digits > 1 && text_[int_start] == '0') syntax_error("a number has a leading zero");
+    bool integral = true;
+    if (take('.')) {
+      integral = false;
+      if (digits() == 0) syntax_error("a number needs digits after '.'");
+    }
+    if (take('e') || take('E')) {
+      integral = false;
+      if (!take('+')) take('-');
+      if (digits() == 0) syntax_error("a number needs digits in its exponent");
+    }
+    const char* first = text_.data() + start;
+    const char* last = text_.data() + at_;
+    if (integral) {
+      if (negative) {
+        if (std::from_chars(first, last, v.scalar_.integer).ec == std::errc{}) {
+          v.kind_ = Value::Kind::integer;
+          return;
+        }
+      } else if (std::from_chars(first, last, v.scalar_.unsigned_integer).ec == std::errc{}) {
+        v.kind_ = Value::Kind::unsigned_integer;
+        return;
+      }
+      // Past 64 bits: a real, as other readers take it.
+    }
+    v.kind_ = Value::Kind::real;
+    const auto [end, ec] = std::from_chars(first, last, v.scalar_.real);
+    if (ec == std::errc::result_out_of_range) {
+      if (!underflows(first, last))
+        fail(ErrorCode::non_finite_number, what_, " is not valid JSON: number ", std::string_view(first, last - first),
+             " overflows a double");
+      v.scalar_.real = negative ? -0.0 : 0.0;
+    } else if (ec != std::errc{} || end != last) {
+      syntax_error("invalid number");
+    }
+  }
+
+  /// Whether a number out of a double's range is too small rather than too
+  /// large: its decimal exponent, counted from the first nonzero digit.
+  static bool underflows(const char* first, const char* last) {
+    std::int64_t exponent = 0;
+    bool seen_nonzero = false, after_point = false;
+    const char* p = first;
+    for (; p != last && *p != 'e' && *p != 'E'; ++p) {
+      if (*p == '.') after_point = true;
+      else if (*p >= '1' && *p <= '9') seen_nonzero = true;
+      if (*p < '0' || *p > '9') continue;
+      if (!after_point && seen_nonzero) ++exponent;
+      if (after_point && !seen_nonzero) --exponent;
+    }
+    if (p != last) {
+      std::int64_t written = 0;
+      ++p;
+      const bool negative = *p == '-';
+      if (*p == '-' || *p == '+') ++p;
+      for (; p != last && written < 1'000'000'000; ++p) written = written * 10 + (*p - '0');
+      exponent += negative ? -written : written;
+    }
+    return exponent < 0;
+  }
+
+  std::string_view text_;
+  const std::string& what_;
+  int max_depth_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace json
+
+/// Parses `text`, rejecting invalid UTF-8, NUL bytes, duplicate keys at any depth, numbers
+/// beyond a double and nesting deeper than `max_depth`. Errors start with `what`.
+inline json::Value parse_json_strict(std::string_view text, const std::string& what, int max_depth) {
   if (const auto bad = json_detail::first_invalid_utf8(text))
     fail(ErrorCode::invalid_utf8, what, " is not valid UTF-8 (bad byte at offset ", *bad, ")");
-  // nlohmann stops at a NUL as if the input ended, which would hide whatever
-  // follows it; JSON never allows a raw NUL anyway.
+  // JSON never allows a raw NUL; naming it beats "unexpected character".
   if (const auto nul = text.find('\0'); nul != std::string_view::npos)
     fail(ErrorCode::json_syntax, what, " is not valid JSON: NUL byte at offset ", nul);
-  nlohmann::json result;
-  json_detail::StrictDomBuilder builder(result, what, max_depth);
-  try {
-    // nlohmann's own sax_parse chooses the text or a binary reader at run
-    // time, so it compiles the CBOR/MessagePack/BSON/UBJSON readers too
-    // (seconds of every consumer's build); the text parser alone is enough.
-    auto input = nlohmann::detail::input_adapter(text.begin(), text.end());
-    nlohmann::detail::parser<nlohmann::json, decltype(input)>(std::move(input), nullptr, true, false)
-        .sax_parse(&builder, true);
-  } catch (const nlohmann::json::exception& e) {
-    fail(ErrorCode::json_syntax, what, " is not valid JSON: ", e.what());
-  }
-  return result;
+  return json::Parser(text, what, max_depth).document();
 }
 
 }  // namespace rml
 // ---- end rml/ir/json_strict.hpp ----
-// ---- begin rml/ir/op_json.hpp ----
-// Op attributes to and from JSON, generated from each op's field table.
+// ---- begin rml/ir/op_from_json.hpp ----
+// Op attributes from the JSON of a graph file, generated from each op's field
+// table. Reading needs only the strict JSON reader (ir/json_strict.hpp);
+// writing attributes is in ir/op_json.hpp.
 
 #include <array>
-#include <cmath>
+#include <cstdint>
 #include <limits>
-#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
 
 namespace rml {
-
-using Json = nlohmann::json;
 
 namespace detail {
 
@@ -2502,72 +2874,58 @@ inline constexpr std::array<std::pair<std::string_view, double>, 3> non_finite_s
      {"-inf", -std::numeric_limits<double>::infinity()},
      {"nan", std::numeric_limits<double>::quiet_NaN()}}};
 
-inline Json float_attribute_json(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  return value;
-}
-
 template <class T>
-T attribute_from_json(const Json& j, std::string_view attribute) {
+T attribute_from_json(const json::Value& j, std::string_view attribute) {
   auto bad = [&](std::string_view expected) {
     fail(ErrorCode::invalid_attribute, "attribute '", attribute, "' must be ", expected, ", got ", j.dump());
   };
   if constexpr (std::is_same_v<T, std::int64_t>) {
     if (!j.is_number_integer()) bad("an integer");
-    if (j.is_number_unsigned() && j.get<std::uint64_t>() > std::uint64_t(INT64_MAX)) bad("an int64");
-    return j.get<std::int64_t>();
+    if (j.is_number_unsigned() && j.as_uint64() > std::uint64_t(INT64_MAX)) bad("an int64");
+    return j.as_int64();
   } else if constexpr (std::is_same_v<T, double>) {
     if (j.is_string())
       for (const auto& [spelling, value] : non_finite_spellings)
-        if (j.get<std::string>() == spelling) return value;
+        if (j.as_string() == spelling) return value;
     if (!j.is_number()) bad("a number, \"inf\", \"-inf\" or \"nan\"");
-    return j.get<double>();
+    return j.as_double();
   } else if constexpr (std::is_same_v<T, bool>) {
     if (!j.is_boolean()) bad("true or false");
-    return j.get<bool>();
+    return j.as_bool();
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (!j.is_string()) bad("a string");
-    return j.get<std::string>();
+    return j.as_string();
   } else if constexpr (std::is_same_v<T, Ints>) {
     if (!j.is_array()) bad("a list of integers");
     Ints out;
-    for (const Json& e : j) out.push_back(attribute_from_json<std::int64_t>(e, attribute));
+    for (const json::Value& e : j) out.push_back(attribute_from_json<std::int64_t>(e, attribute));
     return out;
   } else if constexpr (std::is_same_v<T, DType>) {
     if (!j.is_string()) bad("\"f32\" or \"i32\"");
-    return parse_dtype(j.get<std::string>());
+    return parse_dtype(j.as_string());
   } else if constexpr (std::is_same_v<T, std::optional<double>>) {
     if (j.is_null()) return std::nullopt;
     return attribute_from_json<double>(j, attribute);
   }
 }
 
-template <class T>
-Json attribute_to_json(const T& value) {
-  if constexpr (std::is_same_v<T, DType>) return std::string(dtype_name(value));
-  else if constexpr (std::is_same_v<T, double>) return float_attribute_json(value);
-  else if constexpr (std::is_same_v<T, std::optional<double>>) return value ? float_attribute_json(*value) : Json(nullptr);
-  else return Json(value);
-}
-
+/// `attrs` is an object or null (no attributes).
 template <class Op>
-Op parse_attributes(const Json& attrs) {
+Op parse_attributes(const json::Value& attrs) {
   Op op{};
   std::size_t known = 0;
   for_each_field<Op>([&](const auto& field) {
     using T = typename std::decay_t<decltype(field)>::value_type;
-    const auto it = attrs.find(std::string(field.name));
-    if (it == attrs.end()) {
+    const json::Value* value = attrs.find(field.name);
+    if (!value) {
       if (field.required) fail(ErrorCode::invalid_attribute, "missing attribute '", field.name, "'");
       return;
     }
     ++known;
-    op.*field.member = attribute_from_json<T>(*it, field.name);
+    op.*field.member = attribute_from_json<T>(*value, field.name);
   });
   if (known != attrs.size()) {
-    for (const auto& item : attrs.items()) {
-      const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture one
+    for (const std::string& key : attrs.keys()) {
       bool declared = false;
       for_each_field<Op>([&](const auto& field) { declared = declared || field.name == key; });
       if (!declared) fail(ErrorCode::invalid_attribute, "unknown attribute '", key, "'");
@@ -2578,36 +2936,24 @@ Op parse_attributes(const Json& attrs) {
 
 }  // namespace detail
 
-/// The op named `name` with attributes from a JSON object. Unknown ops,
-/// unknown or missing attributes and ill-typed values are errors naming them.
-inline AnyOp op_from_json(std::string_view name, const Json& attrs) {
+/// The op named `name` with attributes from a JSON object (or null: none).
+/// Unknown ops, unknown or missing attributes and ill-typed values are errors
+/// naming them.
+inline AnyOp op_from_json(std::string_view name, const json::Value& attrs) {
   AnyOp op = Registry::make(name);
   if (!attrs.is_null() && !attrs.is_object())
     fail(ErrorCode::invalid_attribute, "op '", name, "': attributes must be a JSON object");
-  const Json& object = attrs.is_null() ? Json::object() : attrs;
   try {
     return visit_op(
-        [&](const auto& o) -> AnyOp { return as_any_op(detail::parse_attributes<std::decay_t<decltype(o)>>(object)); },
+        [&](const auto& o) -> AnyOp { return as_any_op(detail::parse_attributes<std::decay_t<decltype(o)>>(attrs)); },
         op);
   } catch (...) {
     rethrow_with_context("op '", name, "'");
   }
 }
 
-/// Every attribute, defaults included, so a file says exactly what ran.
-inline Json op_attributes_json(const AnyOp& op) {
-  return visit_op(
-      [](const auto& o) {
-        Json out = Json::object();
-        for_each_field<std::decay_t<decltype(o)>>(
-            [&](const auto& field) { out[std::string(field.name)] = detail::attribute_to_json(o.*field.member); });
-        return out;
-      },
-      op);
-}
-
 }  // namespace rml
-// ---- end rml/ir/op_json.hpp ----
+// ---- end rml/ir/op_from_json.hpp ----
 // ---- begin rml/ir/safetensors.hpp ----
 // Reading and writing the Hugging Face safetensors format: an 8-byte
 // little-endian header length N, N bytes of UTF-8 JSON describing each tensor,
@@ -2632,8 +2978,6 @@ inline Json op_attributes_json(const AnyOp& op) {
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 // ---- begin rml/ir/load_options.hpp ----
 // rml::LoadOptions: what loading and running a model may cost. Each limit is
@@ -2840,23 +3184,22 @@ inline Tensor decode_tensor(const StoredDType& dtype, const Shape& shape, std::s
 
 // ---- header ----
 
-/// Parses the header as JSON, rejecting what nlohmann would silently accept:
-/// duplicate keys (it keeps the last) and needless nesting.
-inline nlohmann::json parse_header_json(std::string_view header, const std::string& source) {
+/// Parses the header as strict JSON (no duplicate keys, no needless nesting).
+inline json::Value parse_header_json(std::string_view header, const std::string& source) {
   if (header.empty() || header.front() != '{') fail(ErrorCode::weights_header, source, ": header does not start with '{'");
   return parse_json_strict(header, source + ": header", max_header_depth);
 }
 
 /// A JSON integer in [0, INT64_MAX]; `field` names it in messages.
-inline std::int64_t non_negative_integer(const nlohmann::json& value, const std::string& what,
+inline std::int64_t non_negative_integer(const json::Value& value, const std::string& what,
                                          std::string_view field) {
   if (value.is_number_unsigned()) {
-    const auto number = value.get<std::uint64_t>();
+    const auto number = value.as_uint64();
     if (number > static_cast<std::uint64_t>(INT64_MAX)) fail(ErrorCode::size_overflow, what, ": ", field, " ", number, " is too large");
     return static_cast<std::int64_t>(number);
   }
   if (value.is_number_integer()) {
-    const auto number = value.get<std::int64_t>();
+    const auto number = value.as_int64();
     if (number < 0) fail(ErrorCode::weights_header, what, ": ", field, " ", number, " is negative");
     return number;
   }
@@ -2876,33 +3219,33 @@ inline std::string describe_tensor(const std::string& source, const std::string&
   return detail::concat(source, ": tensor '", name, "'");
 }
 
-inline void check_entry_keys(const nlohmann::json& entry, const std::string& what) {
+inline void check_entry_keys(const json::Value& entry, const std::string& what) {
   if (!entry.is_object()) fail(ErrorCode::weights_header, what, ": entry is not an object (it must hold dtype, shape, data_offsets)");
-  for (auto it = entry.begin(); it != entry.end(); ++it)
-    if (it.key() != "dtype" && it.key() != "shape" && it.key() != "data_offsets")
-      fail(ErrorCode::weights_header, what, ": unexpected key '", it.key(), "' (an entry holds exactly dtype, shape, data_offsets)");
+  for (const std::string& key : entry.keys())
+    if (key != "dtype" && key != "shape" && key != "data_offsets")
+      fail(ErrorCode::weights_header, what, ": unexpected key '", key, "' (an entry holds exactly dtype, shape, data_offsets)");
   for (const char* key : {"dtype", "shape", "data_offsets"})
     if (!entry.contains(key)) fail(ErrorCode::weights_header, what, ": missing key '", key, "'");
 }
 
-inline TensorEntry parse_entry(const std::string& name, const nlohmann::json& entry,
+inline TensorEntry parse_entry(const std::string& name, const json::Value& entry,
                                std::uint64_t data_size, const std::string& source) {
   const std::string what = describe_tensor(source, name);
   check_entry_keys(entry, what);
 
-  const nlohmann::json& dtype_name = entry.at("dtype");
+  const json::Value& dtype_name = *entry.find("dtype");
   if (!dtype_name.is_string()) fail(ErrorCode::weights_header, what, ": dtype must be a string");
-  const StoredDType& dtype = stored_dtype(dtype_name.get_ref<const std::string&>(), what);
+  const StoredDType& dtype = stored_dtype(dtype_name.as_string(), what);
 
-  const nlohmann::json& dims = entry.at("shape");
+  const json::Value& dims = *entry.find("shape");
   if (!dims.is_array()) fail(ErrorCode::weights_header, what, ": shape must be an array of non-negative integers");
   Shape shape;
   shape.reserve(dims.size());
-  for (const nlohmann::json& dim : dims) shape.push_back(non_negative_integer(dim, what, "shape dimension"));
+  for (const json::Value& dim : dims) shape.push_back(non_negative_integer(dim, what, "shape dimension"));
   const std::string size_what = what + ": size of shape " + to_string(shape);
   const std::int64_t byte_length = checked_mul(element_count(shape, size_what), dtype.bytes, size_what);
 
-  const nlohmann::json& offsets = entry.at("data_offsets");
+  const json::Value& offsets = *entry.find("data_offsets");
   if (!offsets.is_array() || offsets.size() != 2) fail(ErrorCode::weights_header, what, ": data_offsets must be [begin, end]");
   const std::int64_t begin = non_negative_integer(offsets[0], what, "data_offsets begin");
   const std::int64_t end = non_negative_integer(offsets[1], what, "data_offsets end");
@@ -2915,13 +3258,14 @@ inline TensorEntry parse_entry(const std::string& name, const nlohmann::json& en
   return {name, &dtype, std::move(shape), begin, end};
 }
 
-inline std::map<std::string, std::string> parse_metadata(const nlohmann::json& metadata,
+inline std::map<std::string, std::string> parse_metadata(const json::Value& metadata,
                                                          const std::string& source) {
   if (!metadata.is_object()) fail(ErrorCode::weights_header, source, ": __metadata__ must be an object of strings");
   std::map<std::string, std::string> result;
-  for (auto it = metadata.begin(); it != metadata.end(); ++it) {
-    if (!it->is_string()) fail(ErrorCode::weights_header, source, ": __metadata__ value for '", it.key(), "' is not a string");
-    result.emplace(it.key(), it->get<std::string>());
+  for (std::size_t i = 0; i < metadata.size(); ++i) {
+    const std::string& key = metadata.keys()[i];
+    if (!metadata[i].is_string()) fail(ErrorCode::weights_header, source, ": __metadata__ value for '", key, "' is not a string");
+    result.emplace(key, metadata[i].as_string());
   }
   return result;
 }
@@ -2959,31 +3303,28 @@ inline void check_names(const NamedTensors& tensors) {
   }
 }
 
-/// Header JSON text, keys in the given order. Assembled entry by entry rather
-/// than in one ordered_json, whose inserts are linear (quadratic overall).
+/// Header JSON text, keys in the given order (metadata first, sorted).
 inline std::string header_json(const NamedTensors& tensors,
                                const std::map<std::string, std::string>& metadata) {
-  using Json = nlohmann::ordered_json;
-  std::string text = "{";
-  auto append_member = [&](std::string_view key, const Json& value) {
-    if (text.size() > 1) text += ',';
-    text += Json(key).dump(-1, ' ', false, Json::error_handler_t::strict);
-    text += ':';
-    text += value.dump(-1, ' ', false, Json::error_handler_t::strict);
+  auto quoted = [](std::string_view text) {
+    if (const auto bad = json_detail::first_invalid_utf8(text))
+      fail(ErrorCode::invalid_utf8, "safetensors: a tensor name or metadata string is not valid UTF-8 (bad byte at offset ",
+           *bad, ")");
+    return json_detail::quoted(text);
   };
-  try {
-    if (!metadata.empty()) append_member(metadata_key, Json(metadata));
-    std::uint64_t offset = 0;
-    for (const auto& [name, tensor] : tensors) {
-      Json entry = Json::object();
-      entry["dtype"] = stored_name(tensor.dtype());
-      entry["shape"] = tensor.shape();
-      entry["data_offsets"] = Json::array({offset, offset + tensor.bytes()});
-      append_member(name, entry);
-      offset += tensor.bytes();
-    }
-  } catch (const Json::exception& e) {
-    fail(ErrorCode::invalid_utf8, "safetensors: a tensor name or metadata string is not valid UTF-8: ", e.what());
+  std::string text = "{";
+  if (!metadata.empty()) {
+    text += quoted(metadata_key) + ":{";
+    for (const auto& [key, value] : metadata) text += (text.back() == '{' ? "" : ",") + quoted(key) + ':' + quoted(value);
+    text += '}';
+  }
+  std::uint64_t offset = 0;
+  for (const auto& [name, tensor] : tensors) {
+    if (text.size() > 1) text += ',';
+    text += quoted(name) + ":{\"dtype\":\"" + std::string(stored_name(tensor.dtype())) + "\",\"shape\":[";
+    for (std::size_t d = 0; d < tensor.shape().size(); ++d) text += (d ? "," : "") + std::to_string(tensor.shape()[d]);
+    text += "],\"data_offsets\":[" + std::to_string(offset) + ',' + std::to_string(offset + tensor.bytes()) + "]}";
+    offset += tensor.bytes();
   }
   return text + '}';
 }
@@ -3063,14 +3404,14 @@ SafetensorsContents parse(Bytes& bytes, const std::string& source, std::uint64_t
   bytes.read(length_prefix_bytes, header.size(), header.data());
   const std::uint64_t data_start = length_prefix_bytes + header_length, data_size = size - data_start;
 
-  const nlohmann::json root = parse_header_json(header, source);
+  const json::Value root = parse_header_json(header, source);
   SafetensorsContents contents;
   std::vector<TensorEntry> entries;
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    if (it.key() == metadata_key)
-      contents.metadata = parse_metadata(*it, source);
+  for (std::size_t i = 0; i < root.size(); ++i) {
+    if (root.keys()[i] == metadata_key)
+      contents.metadata = parse_metadata(root[i], source);
     else
-      entries.push_back(parse_entry(it.key(), *it, data_size, source));
+      entries.push_back(parse_entry(root.keys()[i], root[i], data_size, source));
   }
   check_layout(entries, data_size, source);
 
@@ -3148,14 +3489,289 @@ inline constexpr std::int64_t max_inline_elements = 16;
 
 namespace detail {
 
-using OrderedJson = nlohmann::ordered_json;
-
 /// A weights file named by a graph must be a plain name in the graph's folder.
 inline void check_plain_file_name(const std::string& name) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
       name.find('\\') != std::string::npos || name.find('\0') != std::string::npos)
     fail(ErrorCode::unsafe_weights_path, "weights file '", name, "' must be a plain file name in the graph's folder (no '/', '..' or absolute path)");
 }
+
+inline Tensor inline_data_from_json(const json::Value& data, const TensorType& type, ValueId id) {
+  if (!data.is_array()) fail(ErrorCode::graph_schema, "value ", id, ": 'data' must be an array");
+  if (static_cast<std::int64_t>(data.size()) != element_count(type.shape))
+    fail(ErrorCode::graph_schema, "value ", id, ": 'data' has ", data.size(), " numbers, shape ", to_string(type.shape),
+         " needs ", element_count(type.shape));
+  Tensor t(type);
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    const json::Value& x = data[i];
+    if (type.dtype == DType::f32) {
+      if (!x.is_number()) fail(ErrorCode::graph_schema, "value ", id, ": data[", i, "] is not a number");
+      t.values<float>()[i] = static_cast<float>(x.as_double());
+    } else {
+      if (!x.is_number_integer()) fail(ErrorCode::graph_schema, "value ", id, ": data[", i, "] is not an integer");
+      if (x.is_number_unsigned() && x.as_uint64() > std::uint64_t(INT32_MAX))
+        fail(ErrorCode::dtype_mismatch, "value ", id, ": data[", i, "] is outside the i32 range");
+      t.values<std::int32_t>()[i] = canonical_i32(x.as_int64(), detail::concat("value ", id));
+    }
+  }
+  return t;
+}
+
+inline const json::Value& member(const json::Value& object, const char* key, std::string_view where) {
+  const json::Value* found = object.find(key);
+  if (!found) fail(ErrorCode::graph_schema, where, ": missing '", key, "'");
+  return *found;
+}
+
+inline std::int64_t integer(const json::Value& j, std::string_view what) {
+  if (!j.is_number_integer()) fail(ErrorCode::graph_schema, what, " must be an integer, got ", j.dump());
+  if (j.is_number_unsigned() && j.as_uint64() > std::uint64_t(INT64_MAX))
+    fail(ErrorCode::size_overflow, what, " is too large");
+  return j.as_int64();
+}
+
+inline ValueId value_id(const json::Value& j, std::size_t value_count, std::string_view what) {
+  const std::int64_t id = integer(j, what);
+  if (id < 0 || id >= static_cast<std::int64_t>(value_count))
+    fail(ErrorCode::undefined_value, what, " refers to value ", id, ", which does not exist (the graph has ", value_count,
+         " values)");
+  return static_cast<ValueId>(id);
+}
+
+inline std::string string_member(const json::Value& object, const char* key, std::string_view where) {
+  const json::Value& j = member(object, key, where);
+  if (!j.is_string()) fail(ErrorCode::graph_schema, where, ": '", key, "' must be a string");
+  return j.as_string();
+}
+
+inline std::vector<NamedValue> named_values(const json::Value& list, const char* what,
+                                            std::size_t value_count) {
+  if (!list.is_array()) fail(ErrorCode::graph_schema, "'", what, "' must be an array");
+  std::vector<NamedValue> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string where = concat(what, "[", i, "]");
+    if (!list[i].is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
+    out.push_back({string_member(list[i], "name", where),
+                   value_id(member(list[i], "value", where), value_count, where)});
+  }
+  return out;
+}
+
+inline ValidGraph graph_from_json(const json::Value& doc, const std::filesystem::path& folder, const LoadOptions& limits) {
+  if (!doc.is_object()) fail(ErrorCode::graph_schema, "the graph must be a JSON object");
+  const json::Value* format = doc.find("format");
+  if (!format || !format->is_string() || format->as_string() != graph_format_name)
+    fail(ErrorCode::format_version, "not an rml-graph file (\"format\" must be \"", graph_format_name, "\")");
+  const std::int64_t version = integer(member(doc, "version", "graph"), "\"version\"");
+  if (version != graph_format_version)
+    fail(ErrorCode::format_version, "unsupported format version ", version, " (this rml reads version ",
+         graph_format_version, ")");
+
+  std::map<std::string, Tensor> weights;
+  if (const json::Value* named = doc.find("weights")) {
+    if (!named->is_string()) fail(ErrorCode::graph_schema, "'weights' must be a string");
+    const std::string file = named->as_string();
+    check_plain_file_name(file);
+    // The graph names a file in its own folder; a link would let it name any file.
+    std::error_code ec;
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(folder / file, ec)))
+      fail(ErrorCode::unsafe_weights_path, "weights file '", file, "' is a symbolic link: rml reads weights only from regular files");
+    for (auto& [name, tensor] : read_safetensors(folder / file, limits).tensors)
+      weights.emplace(name, std::move(tensor));
+  }
+
+  Graph graph;
+  const json::Value& values = member(doc, "values", "graph");
+  if (!values.is_array()) fail(ErrorCode::graph_schema, "'values' must be an array");
+  check_limit(values.size(), limits.max_values, "values", "LoadOptions::max_values");
+  const auto inputs = named_values(member(doc, "inputs", "graph"), "inputs", values.size());
+  std::vector<bool> is_input(values.size(), false);
+  for (const NamedValue& in : inputs) is_input[in.value] = true;
+
+  for (std::size_t v = 0; v < values.size(); ++v) {
+    const json::Value& entry = values[v];
+    const std::string where = concat("value ", v);
+    if (!entry.is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
+    if (integer(member(entry, "id", where), where + " id") != static_cast<std::int64_t>(v))
+      fail(ErrorCode::graph_schema, where, ": 'id' must equal its position ", v, " (values are numbered densely)");
+    Value value;
+    value.type.dtype = parse_dtype(string_member(entry, "dtype", where));
+    const json::Value& shape = member(entry, "shape", where);
+    if (!shape.is_array()) fail(ErrorCode::graph_schema, where, ": 'shape' must be an array");
+    check_limit(shape.size(), limits.max_rank, where + " rank", "LoadOptions::max_rank");
+    for (const json::Value& d : shape) value.type.shape.push_back(integer(d, where + " dimension"));
+    check_limit(static_cast<std::uint64_t>(element_count(value.type.shape, where)), limits.max_tensor_elements,
+                where + " elements", "LoadOptions::max_tensor_elements");
+    const bool has_weight = entry.contains("weight"), has_data = entry.contains("data");
+    if (has_weight && has_data) fail(ErrorCode::graph_schema, where, ": has both 'weight' and 'data'");
+    if (has_weight) {
+      const std::string key = string_member(entry, "weight", where);
+      const auto it = weights.find(key);
+      if (it == weights.end()) fail(ErrorCode::weights_mismatch, where, ": weight '", key, "' is not in the weights file");
+      if (it->second.type() != value.type)
+        fail(ErrorCode::weights_mismatch, where, ": weight '", key, "' is ", to_string(it->second.type()),
+             " in the weights file but the graph declares ", to_string(value.type));
+      value.data = std::move(it->second);
+      weights.erase(it);
+      value.kind = ValueKind::constant;
+      value.name = entry.contains("name") ? string_member(entry, "name", where) : "";
+    } else if (has_data) {
+      value.data = inline_data_from_json(*entry.find("data"), value.type, static_cast<ValueId>(v));
+      value.kind = ValueKind::constant;
+    } else {
+      value.kind = is_input[v] ? ValueKind::input : ValueKind::node_output;
+    }
+    if (value.kind == ValueKind::constant && is_input[v])
+      fail(ErrorCode::graph_schema, where, " is both a constant and input");
+    graph.values.push_back(std::move(value));
+  }
+  if (!weights.empty())
+    fail(ErrorCode::weights_mismatch, "the weights file holds tensor '", weights.begin()->first, "', which no value uses");
+
+  const json::Value& nodes = member(doc, "nodes", "graph");
+  if (!nodes.is_array()) fail(ErrorCode::graph_schema, "'nodes' must be an array");
+  check_limit(nodes.size(), limits.max_nodes, "nodes", "LoadOptions::max_nodes");
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    const json::Value& entry = nodes[n];
+    std::string where = concat("node ", n);
+    if (!entry.is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
+    const std::string op = string_member(entry, "op", where);
+    where += " (" + op + ")";
+    const json::Value* attrs = entry.find("attrs");
+    Node node{op_from_json(op, attrs ? *attrs : json::Value()), {}, {}};
+    for (const char* key : {"inputs", "outputs"}) {
+      const json::Value& ids = member(entry, key, where);
+      if (!ids.is_array()) fail(ErrorCode::graph_schema, where, ": '", key, "' must be an array");
+      auto& target = std::string_view(key) == "inputs" ? node.inputs : node.outputs;
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        target.push_back(value_id(ids[i], values.size(), concat(where, ": ", key, "[", i, "]")));
+    }
+    graph.nodes.push_back(std::move(node));
+  }
+  graph.inputs = inputs;
+  graph.outputs = named_values(member(doc, "outputs", "graph"), "outputs", values.size());
+  std::vector<std::size_t> order = validate(graph);
+  return {std::move(graph), std::move(order)};
+}
+
+}  // namespace detail
+
+/// Parses and validates graph JSON text; a weights file it names is read
+/// from `folder`. Checks the limits except the file size, which the caller has.
+inline ValidGraph parse_valid_graph(std::string_view json_text, const std::filesystem::path& folder,
+                                    const LoadOptions& limits = {}) {
+  // Graphs nest values' shapes and attributes a few levels deep; the default 32 is ample.
+  // The parser recurses once a level: 1024 levels bound its stack.
+  const int depth = static_cast<int>(std::min<std::uint64_t>(limits.max_json_depth, 1024));
+  const json::Value doc = parse_json_strict(json_text, "malformed JSON: the graph", depth);
+  return detail::graph_from_json(doc, folder, limits);
+}
+
+/// Loads and validates a graph and its weights, keeping the execution order
+/// validation found, within `limits`. Every error names the file.
+inline ValidGraph read_valid_graph(const std::filesystem::path& path, const LoadOptions& limits = {}) {
+  try {
+    return parse_valid_graph(read_file(path, limits.max_graph_bytes, "LoadOptions::max_graph_bytes"),
+                             path.parent_path(), limits);
+  } catch (...) {
+    rethrow_with_context(path.string());
+  }
+}
+
+/// Loads and validates a graph and its weights within `limits`. Every error names the file.
+inline Graph read_graph(const std::filesystem::path& path, const LoadOptions& limits = {}) {
+  return read_valid_graph(path, limits).graph;
+}
+
+}  // namespace rml
+// ---- end rml/ir/graph_read.hpp ----
+// ---- begin rml/ir/op_json.hpp ----
+// Op attributes as nlohmann_json values, for programs that build graphs and
+// for the writers: every attribute out (op_attributes_json), and attributes
+// given as JSON in (op_from_json, as a graph file's are read).
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+namespace rml {
+
+using Json = nlohmann::json;
+
+namespace detail {
+
+inline Json float_attribute_json(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
+template <class T>
+Json attribute_to_json(const T& value) {
+  if constexpr (std::is_same_v<T, DType>) return std::string(dtype_name(value));
+  else if constexpr (std::is_same_v<T, double>) return float_attribute_json(value);
+  else if constexpr (std::is_same_v<T, std::optional<double>>) return value ? float_attribute_json(*value) : Json(nullptr);
+  else return Json(value);
+}
+
+/// The same document as the strict reader's value (non-finite reals, which
+/// a program can put in a Json though a file cannot hold them, kept).
+inline json::Value strict_json(const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::boolean: return json::Value::boolean(j.get<bool>());
+    case Json::value_t::number_integer: return json::Value::integer(j.get<std::int64_t>());
+    case Json::value_t::number_unsigned: return json::Value::unsigned_integer(j.get<std::uint64_t>());
+    case Json::value_t::number_float: return json::Value::real(j.get<double>());
+    case Json::value_t::string: return json::Value::string(j.get<std::string>());
+    case Json::value_t::array: {
+      std::vector<json::Value> items;
+      for (const Json& item : j) items.push_back(strict_json(item));
+      return json::Value::array(std::move(items));
+    }
+    case Json::value_t::object: {
+      std::vector<std::string> keys;
+      std::vector<json::Value> values;
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        keys.push_back(it.key());
+        values.push_back(strict_json(*it));
+      }
+      return json::Value::object(std::move(keys), std::move(values));
+    }
+    default: return {};  // null (binary values never reach an attribute)
+  }
+}
+
+}  // namespace detail
+
+/// The op named `name` with attributes from a JSON object (see the overload
+/// for a parsed file in ir/op_from_json.hpp).
+inline AnyOp op_from_json(std::string_view name, const Json& attrs) {
+  return op_from_json(name, detail::strict_json(attrs));
+}
+
+/// Every attribute, defaults included, so a file says exactly what ran.
+inline Json op_attributes_json(const AnyOp& op) {
+  return visit_op(
+      [](const auto& o) {
+        Json out = Json::object();
+        for_each_field<std::decay_t<decltype(o)>>(
+            [&](const auto& field) { out[std::string(field.name)] = detail::attribute_to_json(o.*field.member); });
+        return out;
+      },
+      op);
+}
+
+}  // namespace rml
+// ---- end rml/ir/op_json.hpp ----
+
+namespace rml {
+
+namespace detail {
+
+using OrderedJson = nlohmann::ordered_json;
 
 /// The shortest decimal that reads back as exactly `value` through a double.
 inline OrderedJson float_json(float value) {
@@ -3182,190 +3798,7 @@ inline bool should_inline(const Value& value) {
   return true;
 }
 
-inline Tensor inline_data_from_json(const Json& data, const TensorType& type, ValueId id) {
-  if (!data.is_array()) fail(ErrorCode::graph_schema, "value ", id, ": 'data' must be an array");
-  if (static_cast<std::int64_t>(data.size()) != element_count(type.shape))
-    fail(ErrorCode::graph_schema, "value ", id, ": 'data' has ", data.size(), " numbers, shape ", to_string(type.shape),
-         " needs ", element_count(type.shape));
-  Tensor t(type);
-  for (std::size_t i = 0; i < data.size(); ++i) {
-    const Json& x = data[i];
-    if (type.dtype == DType::f32) {
-      if (!x.is_number()) fail(ErrorCode::graph_schema, "value ", id, ": data[", i, "] is not a number");
-      t.values<float>()[i] = static_cast<float>(x.get<double>());
-    } else {
-      if (!x.is_number_integer()) fail(ErrorCode::graph_schema, "value ", id, ": data[", i, "] is not an integer");
-      if (x.is_number_unsigned() && x.get<std::uint64_t>() > std::uint64_t(INT32_MAX))
-        fail(ErrorCode::dtype_mismatch, "value ", id, ": data[", i, "] is outside the i32 range");
-      t.values<std::int32_t>()[i] = canonical_i32(x.get<std::int64_t>(), detail::concat("value ", id));
-    }
-  }
-  return t;
-}
-
-inline const Json& member(const Json& object, const char* key, std::string_view where) {
-  const auto it = object.find(key);
-  if (it == object.end()) fail(ErrorCode::graph_schema, where, ": missing '", key, "'");
-  return *it;
-}
-
-inline std::int64_t integer(const Json& j, std::string_view what) {
-  if (!j.is_number_integer()) fail(ErrorCode::graph_schema, what, " must be an integer, got ", j.dump());
-  if (j.is_number_unsigned() && j.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
-    fail(ErrorCode::size_overflow, what, " is too large");
-  return j.get<std::int64_t>();
-}
-
-inline ValueId value_id(const Json& j, std::size_t value_count, std::string_view what) {
-  const std::int64_t id = integer(j, what);
-  if (id < 0 || id >= static_cast<std::int64_t>(value_count))
-    fail(ErrorCode::undefined_value, what, " refers to value ", id, ", which does not exist (the graph has ", value_count,
-         " values)");
-  return static_cast<ValueId>(id);
-}
-
-inline std::string string_member(const Json& object, const char* key, std::string_view where) {
-  const Json& j = member(object, key, where);
-  if (!j.is_string()) fail(ErrorCode::graph_schema, where, ": '", key, "' must be a string");
-  return j.get<std::string>();
-}
-
-inline std::vector<NamedValue> named_values(const Json& list, const char* what,
-                                            std::size_t value_count) {
-  if (!list.is_array()) fail(ErrorCode::graph_schema, "'", what, "' must be an array");
-  std::vector<NamedValue> out;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string where = concat(what, "[", i, "]");
-    if (!list[i].is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
-    out.push_back({string_member(list[i], "name", where),
-                   value_id(member(list[i], "value", where), value_count, where)});
-  }
-  return out;
-}
-
-inline ValidGraph graph_from_json(const Json& doc, const std::filesystem::path& folder, const LoadOptions& limits) {
-  if (!doc.is_object()) fail(ErrorCode::graph_schema, "the graph must be a JSON object");
-  const auto format = doc.find("format");
-  if (format == doc.end() || !format->is_string() || format->get<std::string>() != graph_format_name)
-    fail(ErrorCode::format_version, "not an rml-graph file (\"format\" must be \"", graph_format_name, "\")");
-  const std::int64_t version = integer(member(doc, "version", "graph"), "\"version\"");
-  if (version != graph_format_version)
-    fail(ErrorCode::format_version, "unsupported format version ", version, " (this rml reads version ",
-         graph_format_version, ")");
-
-  std::map<std::string, Tensor> weights;
-  if (const auto it = doc.find("weights"); it != doc.end()) {
-    if (!it->is_string()) fail(ErrorCode::graph_schema, "'weights' must be a string");
-    const std::string file = it->get<std::string>();
-    check_plain_file_name(file);
-    // The graph names a file in its own folder; a link would let it name any file.
-    std::error_code ec;
-    if (std::filesystem::is_symlink(std::filesystem::symlink_status(folder / file, ec)))
-      fail(ErrorCode::unsafe_weights_path, "weights file '", file, "' is a symbolic link: rml reads weights only from regular files");
-    for (auto& [name, tensor] : read_safetensors(folder / file, limits).tensors)
-      weights.emplace(name, std::move(tensor));
-  }
-
-  Graph graph;
-  const Json& values = member(doc, "values", "graph");
-  if (!values.is_array()) fail(ErrorCode::graph_schema, "'values' must be an array");
-  check_limit(values.size(), limits.max_values, "values", "LoadOptions::max_values");
-  const auto inputs = named_values(member(doc, "inputs", "graph"), "inputs", values.size());
-  std::vector<bool> is_input(values.size(), false);
-  for (const NamedValue& in : inputs) is_input[in.value] = true;
-
-  for (std::size_t v = 0; v < values.size(); ++v) {
-    const Json& entry = values[v];
-    const std::string where = concat("value ", v);
-    if (!entry.is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
-    if (integer(member(entry, "id", where), where + " id") != static_cast<std::int64_t>(v))
-      fail(ErrorCode::graph_schema, where, ": 'id' must equal its position ", v, " (values are numbered densely)");
-    Value value;
-    value.type.dtype = parse_dtype(string_member(entry, "dtype", where));
-    const Json& shape = member(entry, "shape", where);
-    if (!shape.is_array()) fail(ErrorCode::graph_schema, where, ": 'shape' must be an array");
-    check_limit(shape.size(), limits.max_rank, where + " rank", "LoadOptions::max_rank");
-    for (const Json& d : shape) value.type.shape.push_back(integer(d, where + " dimension"));
-    check_limit(static_cast<std::uint64_t>(element_count(value.type.shape, where)), limits.max_tensor_elements,
-                where + " elements", "LoadOptions::max_tensor_elements");
-    const bool has_weight = entry.contains("weight"), has_data = entry.contains("data");
-    if (has_weight && has_data) fail(ErrorCode::graph_schema, where, ": has both 'weight' and 'data'");
-    if (has_weight) {
-      const std::string key = string_member(entry, "weight", where);
-      const auto it = weights.find(key);
-      if (it == weights.end()) fail(ErrorCode::weights_mismatch, where, ": weight '", key, "' is not in the weights file");
-      if (it->second.type() != value.type)
-        fail(ErrorCode::weights_mismatch, where, ": weight '", key, "' is ", to_string(it->second.type()),
-             " in the weights file but the graph declares ", to_string(value.type));
-      value.data = std::move(it->second);
-      weights.erase(it);
-      value.kind = ValueKind::constant;
-      value.name = entry.contains("name") ? string_member(entry, "name", where) : "";
-    } else if (has_data) {
-      value.data = inline_data_from_json(entry["data"], value.type, static_cast<ValueId>(v));
-      value.kind = ValueKind::constant;
-    } else {
-      value.kind = is_input[v] ? ValueKind::input : ValueKind::node_output;
-    }
-    if (value.kind == ValueKind::constant && is_input[v])
-      fail(ErrorCode::graph_schema, where, " is both a constant and input");
-    graph.values.push_back(std::move(value));
-  }
-  if (!weights.empty())
-    fail(ErrorCode::weights_mismatch, "the weights file holds tensor '", weights.begin()->first, "', which no value uses");
-
-  const Json& nodes = member(doc, "nodes", "graph");
-  if (!nodes.is_array()) fail(ErrorCode::graph_schema, "'nodes' must be an array");
-  check_limit(nodes.size(), limits.max_nodes, "nodes", "LoadOptions::max_nodes");
-  for (std::size_t n = 0; n < nodes.size(); ++n) {
-    const Json& entry = nodes[n];
-    std::string where = concat("node ", n);
-    if (!entry.is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
-    const std::string op = string_member(entry, "op", where);
-    where += " (" + op + ")";
-    Node node{op_from_json(op, entry.contains("attrs") ? entry["attrs"] : Json::object()), {}, {}};
-    for (const char* key : {"inputs", "outputs"}) {
-      const Json& ids = member(entry, key, where);
-      if (!ids.is_array()) fail(ErrorCode::graph_schema, where, ": '", key, "' must be an array");
-      auto& target = std::string_view(key) == "inputs" ? node.inputs : node.outputs;
-      for (std::size_t i = 0; i < ids.size(); ++i)
-        target.push_back(value_id(ids[i], values.size(), concat(where, ": ", key, "[", i, "]")));
-    }
-    graph.nodes.push_back(std::move(node));
-  }
-  graph.inputs = inputs;
-  graph.outputs = named_values(member(doc, "outputs", "graph"), "outputs", values.size());
-  std::vector<std::size_t> order = validate(graph);
-  return {std::move(graph), std::move(order)};
-}
-
 }  // namespace detail
-
-/// Parses and validates graph JSON text; a weights file it names is read
-/// from `folder`. Checks the limits except the file size, which the caller has.
-inline ValidGraph parse_valid_graph(std::string_view json_text, const std::filesystem::path& folder,
-                                    const LoadOptions& limits = {}) {
-  // Graphs nest values' shapes and attributes a few levels deep; the default 32 is ample.
-  const int depth = static_cast<int>(std::min<std::uint64_t>(limits.max_json_depth, 1 << 20));
-  const Json doc = parse_json_strict(json_text, "malformed JSON: the graph", depth);
-  return detail::graph_from_json(doc, folder, limits);
-}
-
-/// Loads and validates a graph and its weights, keeping the execution order
-/// validation found, within `limits`. Every error names the file.
-inline ValidGraph read_valid_graph(const std::filesystem::path& path, const LoadOptions& limits = {}) {
-  try {
-    return parse_valid_graph(read_file(path, limits.max_graph_bytes, "LoadOptions::max_graph_bytes"),
-                             path.parent_path(), limits);
-  } catch (...) {
-    rethrow_with_context(path.string());
-  }
-}
-
-/// Loads and validates a graph and its weights within `limits`. Every error names the file.
-inline Graph read_graph(const std::filesystem::path& path, const LoadOptions& limits = {}) {
-  return read_valid_graph(path, limits).graph;
-}
 
 /// Values renumbered densely: inputs first, then constants in order of first
 /// use, then node outputs in execution order. Returns old id -> new id.

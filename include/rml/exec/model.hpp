@@ -57,7 +57,7 @@ Model load(const std::filesystem::path& path, const LoadOptions& limits = {});
 }  // namespace rml
 
 #ifndef RML_DECLARATIONS_ONLY
-#include "rml/ir/graph_io.hpp"
+#include "rml/ir/graph_read.hpp"
 
 namespace rml {
 

@@ -23,8 +23,6 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "rml/core/error.hpp"
 #include "rml/core/file.hpp"
 #include "rml/core/tensor.hpp"
@@ -161,23 +159,22 @@ inline Tensor decode_tensor(const StoredDType& dtype, const Shape& shape, std::s
 
 // ---- header ----
 
-/// Parses the header as JSON, rejecting what nlohmann would silently accept:
-/// duplicate keys (it keeps the last) and needless nesting.
-inline nlohmann::json parse_header_json(std::string_view header, const std::string& source) {
+/// Parses the header as strict JSON (no duplicate keys, no needless nesting).
+inline json::Value parse_header_json(std::string_view header, const std::string& source) {
   if (header.empty() || header.front() != '{') fail(ErrorCode::weights_header, source, ": header does not start with '{'");
   return parse_json_strict(header, source + ": header", max_header_depth);
 }
 
 /// A JSON integer in [0, INT64_MAX]; `field` names it in messages.
-inline std::int64_t non_negative_integer(const nlohmann::json& value, const std::string& what,
+inline std::int64_t non_negative_integer(const json::Value& value, const std::string& what,
                                          std::string_view field) {
   if (value.is_number_unsigned()) {
-    const auto number = value.get<std::uint64_t>();
+    const auto number = value.as_uint64();
     if (number > static_cast<std::uint64_t>(INT64_MAX)) fail(ErrorCode::size_overflow, what, ": ", field, " ", number, " is too large");
     return static_cast<std::int64_t>(number);
   }
   if (value.is_number_integer()) {
-    const auto number = value.get<std::int64_t>();
+    const auto number = value.as_int64();
     if (number < 0) fail(ErrorCode::weights_header, what, ": ", field, " ", number, " is negative");
     return number;
   }
@@ -197,33 +194,33 @@ inline std::string describe_tensor(const std::string& source, const std::string&
   return detail::concat(source, ": tensor '", name, "'");
 }
 
-inline void check_entry_keys(const nlohmann::json& entry, const std::string& what) {
+inline void check_entry_keys(const json::Value& entry, const std::string& what) {
   if (!entry.is_object()) fail(ErrorCode::weights_header, what, ": entry is not an object (it must hold dtype, shape, data_offsets)");
-  for (auto it = entry.begin(); it != entry.end(); ++it)
-    if (it.key() != "dtype" && it.key() != "shape" && it.key() != "data_offsets")
-      fail(ErrorCode::weights_header, what, ": unexpected key '", it.key(), "' (an entry holds exactly dtype, shape, data_offsets)");
+  for (const std::string& key : entry.keys())
+    if (key != "dtype" && key != "shape" && key != "data_offsets")
+      fail(ErrorCode::weights_header, what, ": unexpected key '", key, "' (an entry holds exactly dtype, shape, data_offsets)");
   for (const char* key : {"dtype", "shape", "data_offsets"})
     if (!entry.contains(key)) fail(ErrorCode::weights_header, what, ": missing key '", key, "'");
 }
 
-inline TensorEntry parse_entry(const std::string& name, const nlohmann::json& entry,
+inline TensorEntry parse_entry(const std::string& name, const json::Value& entry,
                                std::uint64_t data_size, const std::string& source) {
   const std::string what = describe_tensor(source, name);
   check_entry_keys(entry, what);
 
-  const nlohmann::json& dtype_name = entry.at("dtype");
+  const json::Value& dtype_name = *entry.find("dtype");
   if (!dtype_name.is_string()) fail(ErrorCode::weights_header, what, ": dtype must be a string");
-  const StoredDType& dtype = stored_dtype(dtype_name.get_ref<const std::string&>(), what);
+  const StoredDType& dtype = stored_dtype(dtype_name.as_string(), what);
 
-  const nlohmann::json& dims = entry.at("shape");
+  const json::Value& dims = *entry.find("shape");
   if (!dims.is_array()) fail(ErrorCode::weights_header, what, ": shape must be an array of non-negative integers");
   Shape shape;
   shape.reserve(dims.size());
-  for (const nlohmann::json& dim : dims) shape.push_back(non_negative_integer(dim, what, "shape dimension"));
+  for (const json::Value& dim : dims) shape.push_back(non_negative_integer(dim, what, "shape dimension"));
   const std::string size_what = what + ": size of shape " + to_string(shape);
   const std::int64_t byte_length = checked_mul(element_count(shape, size_what), dtype.bytes, size_what);
 
-  const nlohmann::json& offsets = entry.at("data_offsets");
+  const json::Value& offsets = *entry.find("data_offsets");
   if (!offsets.is_array() || offsets.size() != 2) fail(ErrorCode::weights_header, what, ": data_offsets must be [begin, end]");
   const std::int64_t begin = non_negative_integer(offsets[0], what, "data_offsets begin");
   const std::int64_t end = non_negative_integer(offsets[1], what, "data_offsets end");
@@ -236,13 +233,14 @@ inline TensorEntry parse_entry(const std::string& name, const nlohmann::json& en
   return {name, &dtype, std::move(shape), begin, end};
 }
 
-inline std::map<std::string, std::string> parse_metadata(const nlohmann::json& metadata,
+inline std::map<std::string, std::string> parse_metadata(const json::Value& metadata,
                                                          const std::string& source) {
   if (!metadata.is_object()) fail(ErrorCode::weights_header, source, ": __metadata__ must be an object of strings");
   std::map<std::string, std::string> result;
-  for (auto it = metadata.begin(); it != metadata.end(); ++it) {
-    if (!it->is_string()) fail(ErrorCode::weights_header, source, ": __metadata__ value for '", it.key(), "' is not a string");
-    result.emplace(it.key(), it->get<std::string>());
+  for (std::size_t i = 0; i < metadata.size(); ++i) {
+    const std::string& key = metadata.keys()[i];
+    if (!metadata[i].is_string()) fail(ErrorCode::weights_header, source, ": __metadata__ value for '", key, "' is not a string");
+    result.emplace(key, metadata[i].as_string());
   }
   return result;
 }
@@ -280,31 +278,28 @@ inline void check_names(const NamedTensors& tensors) {
   }
 }
 
-/// Header JSON text, keys in the given order. Assembled entry by entry rather
-/// than in one ordered_json, whose inserts are linear (quadratic overall).
+/// Header JSON text, keys in the given order (metadata first, sorted).
 inline std::string header_json(const NamedTensors& tensors,
                                const std::map<std::string, std::string>& metadata) {
-  using Json = nlohmann::ordered_json;
-  std::string text = "{";
-  auto append_member = [&](std::string_view key, const Json& value) {
-    if (text.size() > 1) text += ',';
-    text += Json(key).dump(-1, ' ', false, Json::error_handler_t::strict);
-    text += ':';
-    text += value.dump(-1, ' ', false, Json::error_handler_t::strict);
+  auto quoted = [](std::string_view text) {
+    if (const auto bad = json_detail::first_invalid_utf8(text))
+      fail(ErrorCode::invalid_utf8, "safetensors: a tensor name or metadata string is not valid UTF-8 (bad byte at offset ",
+           *bad, ")");
+    return json_detail::quoted(text);
   };
-  try {
-    if (!metadata.empty()) append_member(metadata_key, Json(metadata));
-    std::uint64_t offset = 0;
-    for (const auto& [name, tensor] : tensors) {
-      Json entry = Json::object();
-      entry["dtype"] = stored_name(tensor.dtype());
-      entry["shape"] = tensor.shape();
-      entry["data_offsets"] = Json::array({offset, offset + tensor.bytes()});
-      append_member(name, entry);
-      offset += tensor.bytes();
-    }
-  } catch (const Json::exception& e) {
-    fail(ErrorCode::invalid_utf8, "safetensors: a tensor name or metadata string is not valid UTF-8: ", e.what());
+  std::string text = "{";
+  if (!metadata.empty()) {
+    text += quoted(metadata_key) + ":{";
+    for (const auto& [key, value] : metadata) text += (text.back() == '{' ? "" : ",") + quoted(key) + ':' + quoted(value);
+    text += '}';
+  }
+  std::uint64_t offset = 0;
+  for (const auto& [name, tensor] : tensors) {
+    if (text.size() > 1) text += ',';
+    text += quoted(name) + ":{\"dtype\":\"" + std::string(stored_name(tensor.dtype())) + "\",\"shape\":[";
+    for (std::size_t d = 0; d < tensor.shape().size(); ++d) text += (d ? "," : "") + std::to_string(tensor.shape()[d]);
+    text += "],\"data_offsets\":[" + std::to_string(offset) + ',' + std::to_string(offset + tensor.bytes()) + "]}";
+    offset += tensor.bytes();
   }
   return text + '}';
 }
@@ -384,14 +379,14 @@ SafetensorsContents parse(Bytes& bytes, const std::string& source, std::uint64_t
   bytes.read(length_prefix_bytes, header.size(), header.data());
   const std::uint64_t data_start = length_prefix_bytes + header_length, data_size = size - data_start;
 
-  const nlohmann::json root = parse_header_json(header, source);
+  const json::Value root = parse_header_json(header, source);
   SafetensorsContents contents;
   std::vector<TensorEntry> entries;
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    if (it.key() == metadata_key)
-      contents.metadata = parse_metadata(*it, source);
+  for (std::size_t i = 0; i < root.size(); ++i) {
+    if (root.keys()[i] == metadata_key)
+      contents.metadata = parse_metadata(root[i], source);
     else
-      entries.push_back(parse_entry(it.key(), *it, data_size, source));
+      entries.push_back(parse_entry(root.keys()[i], root[i], data_size, source));
   }
   check_layout(entries, data_size, source);
 
