@@ -105,6 +105,10 @@ TEST_CASE("json: malformed text, duplicate keys, deep nesting and overflowing nu
   check_rejected("-1e999", ErrorCode::non_finite_number, "overflows a double");
   check_rejected(std::string(17, '[') + std::string(17, ']'), ErrorCode::limit_exceeded, "nests deeper than 16 levels");
   CHECK(parse(std::string(16, '[') + std::string(16, ']')).is_array());
+  // However deep a caller allows, the recursion stops at json::max_depth.
+  const std::string deep = std::string(json::max_depth + 1, '[') + std::string(json::max_depth + 1, ']');
+  CHECK_THROWS_WITH_AS(parse_json_strict(deep, "doc", 1 << 30), doctest::Contains("nests deeper than 1024 levels"), Error);
+  CHECK(parse_json_strict(deep.substr(1, 2 * json::max_depth), "doc", 1 << 30).is_array());
 }
 
 TEST_CASE("json: attributes given as nlohmann values keep non-finite numbers a file cannot hold") {

@@ -2560,9 +2560,7 @@ class Value {
 
   // Values made in code (attributes given by a program rather than a file).
   static Value boolean(bool value) { return scalar(Kind::boolean, &ScalarBits::boolean, value); }
-  static Value integer(std::int64_t value) {
-    return value >= 0 ? unsigned_integer(static_cast<std::uint64_t>(value)) : scalar(Kind::integer, &ScalarBits::integer, value);
-  }
+  static Value integer(std::int64_t value) { return scalar(Kind::integer, &ScalarBits::integer, value); }
   static Value unsigned_integer(std::uint64_t value) {
     return scalar(Kind::unsigned_integer, &ScalarBits::unsigned_integer, value);
   }
@@ -2693,11 +2691,15 @@ class Value {
   std::vector<std::string> keys_;  // an object's keys
 };
 
+/// The deepest nesting any document may have: the parser recurses once a
+/// level, and this bounds its stack (well under a thread's smallest stack).
+inline constexpr int max_depth = 1024;
+
 /// Recursive descent over the text, one Value per JSON value.
 class Parser {
  public:
-  Parser(std::string_view text, const std::string& what, int max_depth)
-      : text_(text), what_(what), max_depth_(max_depth) {}
+  Parser(std::string_view text, const std::string& what, int depth_limit)
+      : text_(text), what_(what), max_depth_(std::min(depth_limit, max_depth)) {}
 
   Value document() {
     Value root = value(0);
@@ -2946,7 +2948,8 @@ class Parser {
 }  // namespace json
 
 /// Parses `text`, rejecting invalid UTF-8, NUL bytes, duplicate keys at any depth, numbers
-/// beyond a double and nesting deeper than `max_depth`. Errors start with `what`.
+/// beyond a double and nesting deeper than `max_depth` (at most json::max_depth). Errors
+/// start with `what`.
 inline json::Value parse_json_strict(std::string_view text, const std::string& what, int max_depth) {
   if (const auto bad = json_detail::first_invalid_utf8(text))
     fail(ErrorCode::invalid_utf8, what, " is not valid UTF-8 (bad byte at offset ", *bad, ")");
@@ -3672,8 +3675,9 @@ inline ValidGraph graph_from_json(const json::Value& doc, const std::filesystem:
     if (!entry.is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
     const std::string op = string_member(entry, "op", where);
     where += " (" + op + ")";
+    static const json::Value no_attributes;
     const json::Value* attrs = entry.find("attrs");
-    Node node{op_from_json(op, attrs ? *attrs : json::Value()), {}, {}};
+    Node node{op_from_json(op, attrs ? *attrs : no_attributes), {}, {}};
     for (const char* key : {"inputs", "outputs"}) {
       const json::Value& ids = member(entry, key, where);
       if (!ids.is_array()) fail(ErrorCode::graph_schema, where, ": '", key, "' must be an array");
@@ -3696,8 +3700,7 @@ inline ValidGraph graph_from_json(const json::Value& doc, const std::filesystem:
 inline ValidGraph parse_valid_graph(std::string_view json_text, const std::filesystem::path& folder,
                                     const LoadOptions& limits = {}) {
   // Graphs nest values' shapes and attributes a few levels deep; the default 32 is ample.
-  // The parser recurses once a level: 1024 levels bound its stack.
-  const int depth = static_cast<int>(std::min<std::uint64_t>(limits.max_json_depth, 1024));
+  const int depth = static_cast<int>(std::min<std::uint64_t>(limits.max_json_depth, json::max_depth));
   const json::Value doc = parse_json_strict(json_text, "malformed JSON: the graph", depth);
   return detail::graph_from_json(doc, folder, limits);
 }

@@ -174,8 +174,9 @@ inline ValidGraph graph_from_json(const json::Value& doc, const std::filesystem:
     if (!entry.is_object()) fail(ErrorCode::graph_schema, where, " must be an object");
     const std::string op = string_member(entry, "op", where);
     where += " (" + op + ")";
+    static const json::Value no_attributes;
     const json::Value* attrs = entry.find("attrs");
-    Node node{op_from_json(op, attrs ? *attrs : json::Value()), {}, {}};
+    Node node{op_from_json(op, attrs ? *attrs : no_attributes), {}, {}};
     for (const char* key : {"inputs", "outputs"}) {
       const json::Value& ids = member(entry, key, where);
       if (!ids.is_array()) fail(ErrorCode::graph_schema, where, ": '", key, "' must be an array");
@@ -198,8 +199,7 @@ inline ValidGraph graph_from_json(const json::Value& doc, const std::filesystem:
 inline ValidGraph parse_valid_graph(std::string_view json_text, const std::filesystem::path& folder,
                                     const LoadOptions& limits = {}) {
   // Graphs nest values' shapes and attributes a few levels deep; the default 32 is ample.
-  // The parser recurses once a level: 1024 levels bound its stack.
-  const int depth = static_cast<int>(std::min<std::uint64_t>(limits.max_json_depth, 1024));
+  const int depth = static_cast<int>(std::min<std::uint64_t>(limits.max_json_depth, json::max_depth));
   const json::Value doc = parse_json_strict(json_text, "malformed JSON: the graph", depth);
   return detail::graph_from_json(doc, folder, limits);
 }

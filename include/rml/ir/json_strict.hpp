@@ -228,11 +228,15 @@ class Value {
   std::vector<std::string> keys_;  // an object's keys
 };
 
+/// The deepest nesting any document may have: the parser recurses once a
+/// level, and this bounds its stack (well under a thread's smallest stack).
+inline constexpr int max_depth = 1024;
+
 /// Recursive descent over the text, one Value per JSON value.
 class Parser {
  public:
-  Parser(std::string_view text, const std::string& what, int max_depth)
-      : text_(text), what_(what), max_depth_(max_depth) {}
+  Parser(std::string_view text, const std::string& what, int depth_limit)
+      : text_(text), what_(what), max_depth_(std::min(depth_limit, max_depth)) {}
 
   Value document() {
     Value root = value(0);
@@ -481,7 +485,8 @@ class Parser {
 }  // namespace json
 
 /// Parses `text`, rejecting invalid UTF-8, NUL bytes, duplicate keys at any depth, numbers
-/// beyond a double and nesting deeper than `max_depth`. Errors start with `what`.
+/// beyond a double and nesting deeper than `max_depth` (at most json::max_depth). Errors
+/// start with `what`.
 inline json::Value parse_json_strict(std::string_view text, const std::string& what, int max_depth) {
   if (const auto bad = json_detail::first_invalid_utf8(text))
     fail(ErrorCode::invalid_utf8, what, " is not valid UTF-8 (bad byte at offset ", *bad, ")");
