@@ -454,7 +454,11 @@ TEST_CASE("safetensors: overlapping tensors are rejected") {
   CHECK_REJECTED(assemble(header, "abcdefgh"), "overlaps tensor 'a'");
   const std::string same = R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
                            R"("b":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})";
-  CHECK_REJECTED(assemble(same, "abcd"), "overlaps");
+  CHECK_REJECTED(assemble(same, "abcd"), "tensor 'b': data [0, 4) overlaps tensor 'a'");
+  // Equal offsets keep header order: the later entry is the one named as overlapping.
+  const std::string swapped = R"({"b":{"dtype":"I32","shape":[1],"data_offsets":[0,4]},)"
+                              R"("a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+  CHECK_REJECTED(assemble(swapped, "abcd"), "tensor 'a': data [0, 4) overlaps tensor 'b'");
 }
 
 TEST_CASE("safetensors: a gap between tensors, or before the first, is rejected") {

@@ -182,7 +182,8 @@ class MessagePiece {
   MessagePiece(double value) : kind_(Kind::real), real_(value) {}
 
   /// Appends the piece as `std::ostream <<` prints it (six significant
-  /// digits for reals).
+  /// digits for reals), except that bytes (signed/unsigned char) print as
+  /// numbers.
   void append_to(std::string& out) const {
     char buffer[32];
     int n = 0;
@@ -2979,6 +2980,7 @@ inline AnyOp op_from_json(std::string_view name, const json::Value& attrs) {
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -3216,6 +3218,7 @@ struct TensorEntry {
   Shape shape;
   std::int64_t begin;
   std::int64_t end;
+  std::size_t position = 0;  // in the header
 };
 
 inline std::string describe_tensor(const std::string& source, const std::string& name) {
@@ -3277,7 +3280,9 @@ inline std::map<std::string, std::string> parse_metadata(const json::Value& meta
 /// from 0, no gap, no overlap, nothing after the last tensor.
 inline void check_layout(std::vector<TensorEntry>& entries, std::uint64_t data_size,
                          const std::string& source) {
-  std::ranges::stable_sort(entries, {}, [](const TensorEntry& e) { return std::pair(e.begin, e.end); });
+  std::sort(entries.begin(), entries.end(), [](const TensorEntry& a, const TensorEntry& b) {  // ties in header order
+    return std::tie(a.begin, a.end, a.position) < std::tie(b.begin, b.end, b.position);
+  });
   std::int64_t expected_begin = 0;
   const TensorEntry* previous = nullptr;
   for (const TensorEntry& entry : entries) {
@@ -3411,10 +3416,12 @@ SafetensorsContents parse(Bytes& bytes, const std::string& source, std::uint64_t
   SafetensorsContents contents;
   std::vector<TensorEntry> entries;
   for (std::size_t i = 0; i < root.size(); ++i) {
-    if (root.keys()[i] == metadata_key)
+    if (root.keys()[i] == metadata_key) {
       contents.metadata = parse_metadata(root[i], source);
-    else
+    } else {
       entries.push_back(parse_entry(root.keys()[i], root[i], data_size, source));
+      entries.back().position = i;
+    }
   }
   check_layout(entries, data_size, source);
 
@@ -15368,8 +15375,9 @@ inline ArenaLayout plan_arena(const std::vector<Lifetime>& buffers) {
   layout.offsets.assign(buffers.size(), 0);
   std::vector<std::size_t> order(buffers.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return buffers[a].bytes > buffers[b].bytes; });
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {  // ties in index order
+    return buffers[a].bytes != buffers[b].bytes ? buffers[a].bytes > buffers[b].bytes : a < b;
+  });
   std::vector<std::size_t> placed;
   for (std::size_t index : order) {
     const Lifetime& buffer = buffers[index];

@@ -135,7 +135,8 @@ class MessagePiece {
   MessagePiece(double value) : kind_(Kind::real), real_(value) {}
 
   /// Appends the piece as `std::ostream <<` prints it (six significant
-  /// digits for reals).
+  /// digits for reals), except that bytes (signed/unsigned char) print as
+  /// numbers.
   void append_to(std::string& out) const {
     char buffer[32];
     int n = 0;

@@ -33,8 +33,9 @@ inline ArenaLayout plan_arena(const std::vector<Lifetime>& buffers) {
   layout.offsets.assign(buffers.size(), 0);
   std::vector<std::size_t> order(buffers.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return buffers[a].bytes > buffers[b].bytes; });
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {  // ties in index order
+    return buffers[a].bytes != buffers[b].bytes ? buffers[a].bytes > buffers[b].bytes : a < b;
+  });
   std::vector<std::size_t> placed;
   for (std::size_t index : order) {
     const Lifetime& buffer = buffers[index];

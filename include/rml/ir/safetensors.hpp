@@ -20,6 +20,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -188,6 +189,7 @@ struct TensorEntry {
   Shape shape;
   std::int64_t begin;
   std::int64_t end;
+  std::size_t position = 0;  // in the header
 };
 
 inline std::string describe_tensor(const std::string& source, const std::string& name) {
@@ -249,7 +251,9 @@ inline std::map<std::string, std::string> parse_metadata(const json::Value& meta
 /// from 0, no gap, no overlap, nothing after the last tensor.
 inline void check_layout(std::vector<TensorEntry>& entries, std::uint64_t data_size,
                          const std::string& source) {
-  std::ranges::stable_sort(entries, {}, [](const TensorEntry& e) { return std::pair(e.begin, e.end); });
+  std::sort(entries.begin(), entries.end(), [](const TensorEntry& a, const TensorEntry& b) {  // ties in header order
+    return std::tie(a.begin, a.end, a.position) < std::tie(b.begin, b.end, b.position);
+  });
   std::int64_t expected_begin = 0;
   const TensorEntry* previous = nullptr;
   for (const TensorEntry& entry : entries) {
@@ -383,10 +387,12 @@ SafetensorsContents parse(Bytes& bytes, const std::string& source, std::uint64_t
   SafetensorsContents contents;
   std::vector<TensorEntry> entries;
   for (std::size_t i = 0; i < root.size(); ++i) {
-    if (root.keys()[i] == metadata_key)
+    if (root.keys()[i] == metadata_key) {
       contents.metadata = parse_metadata(root[i], source);
-    else
+    } else {
       entries.push_back(parse_entry(root.keys()[i], root[i], data_size, source));
+      entries.back().position = i;
+    }
   }
   check_layout(entries, data_size, source);
 
