@@ -2123,6 +2123,43 @@ TEST_CASE("the thread pool runs every item exactly once, on a valid thread, for 
       }
 }
 
+TEST_CASE("elementwise groups of transcendentals are handed to threads in smaller pieces, with the same bytes") {
+  // Each op's cost comes from its BlockFor: polynomial functions weigh more than arithmetic.
+  CHECK(exec::block_cost(Tanh{}) == exec::kTranscendentalCost);
+  CHECK(exec::block_cost(Sigmoid{}) == exec::kTranscendentalCost);
+  CHECK(exec::block_cost(Gelu{.approximate = "tanh"}) == exec::kTranscendentalCost);
+  CHECK(exec::block_cost(Add{}) == 1);
+  CHECK(exec::block_cost(Relu{}) == 1);
+  using Group = exec::ElementwiseGroup;
+  const std::vector<Group::Leaf> leaves{{ValueId{0}, {16, 256}, {}, 0}, {ValueId{1}, {16, 256}, {}, 0}};
+  auto instr = [](const AnyOp& op, std::vector<int> args) {
+    return Group::Instr{exec::block_function(op, {TensorType{DType::f32, {16, 256}}, TensorType{DType::f32, {16, 256}}}),
+                        std::move(args), std::string(op_name(op)), exec::block_cost(op)};
+  };
+  const Group add({16, 256}, ValueId{2}, leaves, {instr(Add{}, {0, 1})}, false);
+  CHECK(add.min_blocks_per_task() * Group::block == Group::kMinTaskWork);  // 16384 elements: this one is not split
+  // An LSTM step's gate maths: sigmoid, sigmoid, tanh, mul, mul, add (cost 27 an element).
+  const Group gates({16, 256}, ValueId{2}, leaves,
+                    {instr(Sigmoid{}, {0}), instr(Sigmoid{}, {1}), instr(Tanh{}, {0}), instr(Mul{}, {2, 3}),
+                     instr(Mul{}, {3, 4}), instr(Add{}, {5, 6})},
+                    false);
+  CHECK(gates.min_blocks_per_task() == Group::kMinTaskWork / (Group::block * 27));
+  CHECK(gates.min_blocks_per_task() * Group::block * 2 <= 16 * 256);  // at least two pieces
+  // Split or not, a group's bytes are the same.
+  Rng rng(47);
+  Builder b;
+  const auto g = b.input("g", uniform(rng, {16, 1024}, -3, 3));
+  auto gate = [&](std::int64_t k) { return b.op(Slice{.axes = {1}, .starts = {256 * k}, .ends = {256 * k + 256}, .steps = {}}, {g}); };
+  const auto c = b.op(Add{}, {b.op(Mul{}, {b.op(Sigmoid{}, {gate(1)}), b.input("c", uniform(rng, {16, 256}, -1, 1))}),
+                              b.op(Mul{}, {b.op(Sigmoid{}, {gate(0)}), b.op(Tanh{}, {gate(2)})})});
+  b.output("h", b.op(Mul{}, {b.op(Sigmoid{}, {gate(3)}), b.op(Tanh{}, {c})}));
+  const Model model(b.graph());
+  const TensorMap inputs = inputs_of(b);
+  const TensorMap one = Executor(model, {1, true}).run(inputs);
+  for (int threads : {2, 3, 4}) CHECK_MESSAGE(same_bytes(Executor(model, {threads, true}).run(inputs), one), "threads = ", threads);
+  check_builder(b, "LSTM gates over [16, 256]");
+}
+
 TEST_CASE("determinism: a mid-size model is bit-identical for threads 1, 2 and 4 and across 100 runs") {
   Rng rng(31);
   const Builder b = mid_model(rng);

@@ -15421,6 +15421,7 @@ inline ArenaLayout plan_arena(const std::vector<Lifetime>& buffers) {
 // its block function (BlockFor<Op>); a missing one is a compile error whose
 // instantiation trace names the op.
 
+#include <array>
 #include <optional>
 
 // ---- begin rml/exec/kernels/conv_pool.hpp ----
@@ -18322,10 +18323,17 @@ void f32_arithmetic(const void* const* a, void* out, std::int64_t n) {
 
 /// The block function of an elementwise op, for its input dtypes:
 ///   template <> struct BlockFor<Op> { static BlockFn function(const Op&, const Types& inputs); };
+/// A polynomial-evaluated function (exp, tanh, GELU, ...) also states
+/// `static constexpr int cost = kTranscendentalCost`, its time per element
+/// relative to an add, so small groups of them are still split across threads.
 /// The unary, binary and comparison families get theirs here; any other
 /// elementwise op must declare its own (exec/dispatch.hpp checks).
 template <class Op>
 struct BlockFor;
+
+/// Roughly, a vectorised exp, tanh, sigmoid, erf or GELU against an add or a
+/// multiply (about 0.3 ns against 0.04 ns an element on an AVX-512 core).
+inline constexpr int kTranscendentalCost = 8;
 
 // Unary and binary ops run on f32, and on i32 too where they accept any dtype.
 template <UnaryOp Op>
@@ -18353,6 +18361,7 @@ struct BlockFor<Op> {
 /// The transcendental ones are vectorised (simd_math.hpp states their error bounds).
 template <void (*Vectorised)(const float*, float*, std::int64_t)>
 struct VectorisedBlock {
+  static constexpr int cost = kTranscendentalCost;
   template <class Op>
   static BlockFn function(const Op&, const Types&) { return &block::f32<Vectorised>; }
 };
@@ -18417,6 +18426,7 @@ class ElementwiseGroup {
     BlockFn fn;
     std::vector<int> args;  // < leaves.size(): a leaf; otherwise a temp (an earlier instr)
     std::string name;
+    int cost = 1;  // time per element, relative to an add (BlockFor<Op>::cost)
   };
 
   /// `dims`: the output shape; `leaves`' shapes broadcast into it.
@@ -18488,11 +18498,20 @@ class ElementwiseGroup {
     }
   }
 
+  /// The fewest blocks a thread is handed at once: kMinTaskWork, about a
+  /// microsecond's work. That is 16384 elements of one add, fewer of costlier
+  /// ops (an LSTM step's gate maths over [16, 256] splits across two threads).
+  std::int64_t min_blocks_per_task() const {
+    std::int64_t cost = 0;
+    for (const Instr& instr : instrs_) cost += instr.cost;
+    return std::max<std::int64_t>(1, kMinTaskWork / (block * std::max<std::int64_t>(cost, 1)));
+  }
+
   /// The whole output, split across the pool.
   void run_all(RunContext& ctx) const {
     const std::int64_t col_blocks = (cols() + block - 1) / block;
     const std::int64_t tasks = rows() * col_blocks;
-    ctx.pool->parallel_for(tasks, std::max<std::int64_t>(1, 16384 / block), [&](std::int64_t begin, std::int64_t end, int t) {
+    ctx.pool->parallel_for(tasks, min_blocks_per_task(), [&](std::int64_t begin, std::int64_t end, int t) {
       for (std::int64_t task = begin; task < end; ++task) {
         const std::int64_t row = task / col_blocks, c = (task % col_blocks) * block;
         eval(ctx, row, row + 1, c, std::min(c + block, cols()), t);
@@ -18501,6 +18520,7 @@ class ElementwiseGroup {
   }
 
   static constexpr std::size_t max_leaves = 16, max_instrs = 64;
+  static constexpr std::int64_t kMinTaskWork = 16384;  // in adds: more than a hand-off costs
 
  private:
   std::int64_t span_size(std::size_t begin, std::size_t end) const {
@@ -20264,6 +20284,7 @@ struct KernelFor<LayerNorm> {
 /// GELU is elementwise; both forms are vectorised (simd_math.hpp).
 template <>
 struct BlockFor<Gelu> {
+  static constexpr int cost = kTranscendentalCost;
   static BlockFn function(const Gelu& op, const Types&) {
     return op.uses_tanh() ? &block::f32<simd::gelu_tanh_block> : &block::f32<simd::gelu_erf_block>;
   }
@@ -20668,6 +20689,20 @@ inline BlockFn block_function(const AnyOp& op, const Types& inputs) {
       op);
 }
 
+/// An elementwise op's time per element relative to an add: BlockFor<Op>::cost, or 1.
+template <class Op>
+consteval int block_cost_of() {
+  if constexpr (requires { BlockFor<Op>::cost; }) return BlockFor<Op>::cost;
+  else return 1;
+}
+template <class List>
+struct BlockCosts;
+template <class... Ops>
+struct BlockCosts<OpList<Ops...>> {
+  static constexpr std::array<int, sizeof...(Ops)> table{block_cost_of<Ops>()...};
+};
+inline int block_cost(const AnyOp& op) { return BlockCosts<Registry>::table[op.index()]; }
+
 /// The kernel for one node that is not elementwise (elementwise nodes run as
 /// groups). `epilogue`, when given, is fused into the kernel; only ops that
 /// TakesEpilogue are handed one.
@@ -21015,7 +21050,7 @@ class Fusion {
     for (std::size_t n : group) {
       Types in;
       for (ValueId v : node(n).inputs) in.push_back(type(v));
-      ElementwiseGroup::Instr instr{block_function(node(n).op, in), {}, std::string(op_name(node(n).op))};
+      ElementwiseGroup::Instr instr{block_function(node(n).op, in), {}, std::string(op_name(node(n).op)), block_cost(node(n).op)};
       for (ValueId v : node(n).inputs) instr.args.push_back(operand(v));
       instrs.push_back(std::move(instr));
       operand_of.emplace_back(node(n).outputs[0], leaf_count + static_cast<int>(instrs.size()) - 1);

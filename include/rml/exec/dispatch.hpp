@@ -4,6 +4,7 @@
 // instantiation trace names the op.
 #pragma once
 
+#include <array>
 #include <optional>
 
 #include "rml/exec/kernels/conv_pool.hpp"
@@ -63,6 +64,20 @@ inline BlockFn block_function(const AnyOp& op, const Types& inputs) {
       },
       op);
 }
+
+/// An elementwise op's time per element relative to an add: BlockFor<Op>::cost, or 1.
+template <class Op>
+consteval int block_cost_of() {
+  if constexpr (requires { BlockFor<Op>::cost; }) return BlockFor<Op>::cost;
+  else return 1;
+}
+template <class List>
+struct BlockCosts;
+template <class... Ops>
+struct BlockCosts<OpList<Ops...>> {
+  static constexpr std::array<int, sizeof...(Ops)> table{block_cost_of<Ops>()...};
+};
+inline int block_cost(const AnyOp& op) { return BlockCosts<Registry>::table[op.index()]; }
 
 /// The kernel for one node that is not elementwise (elementwise nodes run as
 /// groups). `epilogue`, when given, is fused into the kernel; only ops that

@@ -337,7 +337,7 @@ class Fusion {
     for (std::size_t n : group) {
       Types in;
       for (ValueId v : node(n).inputs) in.push_back(type(v));
-      ElementwiseGroup::Instr instr{block_function(node(n).op, in), {}, std::string(op_name(node(n).op))};
+      ElementwiseGroup::Instr instr{block_function(node(n).op, in), {}, std::string(op_name(node(n).op)), block_cost(node(n).op)};
       for (ValueId v : node(n).inputs) instr.args.push_back(operand(v));
       instrs.push_back(std::move(instr));
       operand_of.emplace_back(node(n).outputs[0], leaf_count + static_cast<int>(instrs.size()) - 1);

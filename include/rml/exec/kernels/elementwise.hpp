@@ -85,10 +85,17 @@ void f32_arithmetic(const void* const* a, void* out, std::int64_t n) {
 
 /// The block function of an elementwise op, for its input dtypes:
 ///   template <> struct BlockFor<Op> { static BlockFn function(const Op&, const Types& inputs); };
+/// A polynomial-evaluated function (exp, tanh, GELU, ...) also states
+/// `static constexpr int cost = kTranscendentalCost`, its time per element
+/// relative to an add, so small groups of them are still split across threads.
 /// The unary, binary and comparison families get theirs here; any other
 /// elementwise op must declare its own (exec/dispatch.hpp checks).
 template <class Op>
 struct BlockFor;
+
+/// Roughly, a vectorised exp, tanh, sigmoid, erf or GELU against an add or a
+/// multiply (about 0.3 ns against 0.04 ns an element on an AVX-512 core).
+inline constexpr int kTranscendentalCost = 8;
 
 // Unary and binary ops run on f32, and on i32 too where they accept any dtype.
 template <UnaryOp Op>
@@ -116,6 +123,7 @@ struct BlockFor<Op> {
 /// The transcendental ones are vectorised (simd_math.hpp states their error bounds).
 template <void (*Vectorised)(const float*, float*, std::int64_t)>
 struct VectorisedBlock {
+  static constexpr int cost = kTranscendentalCost;
   template <class Op>
   static BlockFn function(const Op&, const Types&) { return &block::f32<Vectorised>; }
 };
@@ -180,6 +188,7 @@ class ElementwiseGroup {
     BlockFn fn;
     std::vector<int> args;  // < leaves.size(): a leaf; otherwise a temp (an earlier instr)
     std::string name;
+    int cost = 1;  // time per element, relative to an add (BlockFor<Op>::cost)
   };
 
   /// `dims`: the output shape; `leaves`' shapes broadcast into it.
@@ -251,11 +260,20 @@ class ElementwiseGroup {
     }
   }
 
+  /// The fewest blocks a thread is handed at once: kMinTaskWork, about a
+  /// microsecond's work. That is 16384 elements of one add, fewer of costlier
+  /// ops (an LSTM step's gate maths over [16, 256] splits across two threads).
+  std::int64_t min_blocks_per_task() const {
+    std::int64_t cost = 0;
+    for (const Instr& instr : instrs_) cost += instr.cost;
+    return std::max<std::int64_t>(1, kMinTaskWork / (block * std::max<std::int64_t>(cost, 1)));
+  }
+
   /// The whole output, split across the pool.
   void run_all(RunContext& ctx) const {
     const std::int64_t col_blocks = (cols() + block - 1) / block;
     const std::int64_t tasks = rows() * col_blocks;
-    ctx.pool->parallel_for(tasks, std::max<std::int64_t>(1, 16384 / block), [&](std::int64_t begin, std::int64_t end, int t) {
+    ctx.pool->parallel_for(tasks, min_blocks_per_task(), [&](std::int64_t begin, std::int64_t end, int t) {
       for (std::int64_t task = begin; task < end; ++task) {
         const std::int64_t row = task / col_blocks, c = (task % col_blocks) * block;
         eval(ctx, row, row + 1, c, std::min(c + block, cols()), t);
@@ -264,6 +282,7 @@ class ElementwiseGroup {
   }
 
   static constexpr std::size_t max_leaves = 16, max_instrs = 64;
+  static constexpr std::int64_t kMinTaskWork = 16384;  // in adds: more than a hand-off costs
 
  private:
   std::int64_t span_size(std::size_t begin, std::size_t end) const {

@@ -109,6 +109,7 @@ struct KernelFor<LayerNorm> {
 /// GELU is elementwise; both forms are vectorised (simd_math.hpp).
 template <>
 struct BlockFor<Gelu> {
+  static constexpr int cost = kTranscendentalCost;
   static BlockFn function(const Gelu& op, const Types&) {
     return op.uses_tanh() ? &block::f32<simd::gelu_tanh_block> : &block::f32<simd::gelu_erf_block>;
   }
