@@ -108,6 +108,22 @@ TEST_CASE("names of inputs and named constants must be unique") {
   CHECK_THROWS_AS(b.constant(Tensor(), "w"), ExportError);
 }
 
+TEST_CASE("names must be UTF-8: the Builder refuses others where they are given") {
+  Builder b;
+  const auto x = b.input("x", TensorType{DType::f32, {1}});
+  CHECK_THROWS_WITH_AS(b.input("bad\xff", TensorType{DType::f32, {1}}),
+                       "input name 'bad...' is not valid UTF-8 (byte 255 at offset 3)", ExportError);
+  CHECK_THROWS_WITH_AS(b.constant(Tensor(), "w\xc3"), doctest::Contains("constant name 'w...' is not valid UTF-8"), ExportError);
+  CHECK_THROWS_WITH_AS(b.output("\xed\xa0\x80", b.op(Relu{}, {x})), doctest::Contains("byte 237 at offset 0"), ExportError);  // a surrogate
+  b.output("caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x99\x82", b.op(Exp{}, {x}));  // multi-byte UTF-8 is fine
+  CHECK(b.graph().outputs.size() == 1);
+  try {
+    b.input("x\x80", TensorType{DType::f32, {1}});
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::invalid_utf8);
+  }
+}
+
 TEST_CASE("evaluate on new inputs matches the examples for the example inputs") {
   Builder b = test::small_model();
   const auto out = b.evaluate({{"x", b.example(b.graph().inputs[0].value)}});

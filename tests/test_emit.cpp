@@ -386,6 +386,29 @@ TEST_CASE("unknown formats are named with the list of converters") {
   CHECK_THROWS_WITH_AS(Converters::convert("tensorrt", b.graph()), doctest::Contains("unknown format 'tensorrt' (converters: onnx, tflite, webnn, coreml, dot)"), Error);
 }
 
+TEST_CASE("a graph whose names are not UTF-8 is refused by every converter and the graph writer, which write nothing") {
+  Builder b;
+  b.output("y", b.op(Exp{}, {b.input("x", TensorType{DType::f32, {2}})}));
+  TempDir dir;
+  for (auto [where, bad_name] : {std::pair{"input", "x\xff"}, {"output", "\xc0\xaf"}}) {  // (an overlong '/')
+    Graph graph = b.graph();  // as a program could assemble it without the Builder's checks
+    (std::string_view(where) == "input" ? graph.inputs[0].name : graph.outputs[0].name) = bad_name;
+    CAPTURE(where);
+    CHECK_THROWS_WITH_AS(validate(graph), doctest::Contains((std::string(where) + " name '").c_str()), Error);
+    for (const std::string_view format : Converters::names) {
+      CAPTURE(format);
+      try {
+        write_converted(format, graph, dir / ("m." + std::string(format)));
+        FAIL("no error");
+      } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::invalid_utf8);
+      }
+    }
+    CHECK_THROWS_WITH_AS(write_graph(graph, dir / "m.json"), doctest::Contains("is not valid UTF-8"), Error);
+  }
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
+
 // ---- DOT ----
 
 TEST_CASE("dot shows ops with attributes, edges with dtype and shape, constants by name") {

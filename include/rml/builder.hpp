@@ -16,6 +16,7 @@ class Builder {
  public:
   /// A graph input; `example` is the value the framework traced with.
   ValueId input(const std::string& name, Tensor example) {
+    check_name(name, "input");
     if (!input_names_.insert(name).second) throw ExportError(ErrorCode::duplicate_definition, "input name '" + name + "' is used twice");
     const TensorType type = example.type();  // read before `example` is moved from
     const ValueId id = add_value({type, ValueKind::input, std::nullopt, ""}, std::move(example));
@@ -28,6 +29,7 @@ class Builder {
   /// A constant. Named constants (parameters, buffers) keep their name in the
   /// weights file; unnamed ones are folding results and literals.
   ValueId constant(Tensor value, const std::string& name = "") {
+    check_name(name, "constant");
     if (!name.empty() && !constant_names_.insert(name).second)
       throw ExportError(ErrorCode::duplicate_definition, "constant name '" + name + "' is used twice");
     const TensorType type = value.type();
@@ -60,6 +62,7 @@ class Builder {
   /// Names a graph output. Outputs must be computed, so an input or constant
   /// is routed through an identity reshape.
   void output(const std::string& name, ValueId id) {
+    check_name(name, "output");
     check_id(id, "output '" + name + "'");
     for (const NamedValue& out : graph_.outputs)
       if (out.name == name) throw ExportError(ErrorCode::duplicate_definition, "output name '" + name + "' is used twice");
@@ -155,6 +158,15 @@ class Builder {
     }
     if (!all_constant) graph_.nodes.push_back({std::move(op), inputs, outputs});
     return outputs;
+  }
+
+  /// Names end up in JSON, protobuf and JavaScript: they must be UTF-8.
+  static void check_name(const std::string& name, std::string_view role) {
+    try {
+      check_name_utf8(name, role);
+    } catch (const Error& e) {
+      throw ExportError(e.code(), e.what());
+    }
   }
 
   static ValueId single(const std::vector<ValueId>& ids) { return ids.front(); }

@@ -540,6 +540,55 @@ using TensorMap = std::map<std::string, Tensor>;
 
 }  // namespace rml
 // ---- end rml/core/tensor.hpp ----
+// ---- begin rml/core/utf8.hpp ----
+// UTF-8 validity: the JSON and safetensors readers reject text that breaks
+// it, and a graph's names must keep it (they end up in JSON, protobuf and
+// JavaScript files).
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace rml {
+
+/// Offset of the first byte that breaks UTF-8 (overlong forms, surrogates
+/// and code points past U+10FFFF included), or nullopt if `text` is valid.
+inline std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t length = 0;
+    unsigned char second_min = 0x80, second_max = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) second_min = 0xA0;  // overlong
+      if (lead == 0xED) second_max = 0x9F;  // surrogates
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) second_min = 0x90;  // overlong
+      if (lead == 0xF4) second_max = 0x8F;  // past U+10FFFF
+    } else {
+      return i;
+    }
+    if (text.size() - i < length) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto byte = static_cast<unsigned char>(text[i + k]);
+      const unsigned char min = k == 1 ? second_min : 0x80, max = k == 1 ? second_max : 0xBF;
+      if (byte < min || byte > max) return i;
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
+}  // namespace rml
+// ---- end rml/core/utf8.hpp ----
 // ---- begin rml/registry.hpp ----
 // The op list, and everything generated from it: name lookup, the op
 // variant, shape inference with arity checks, equality and hashing.
@@ -1862,6 +1911,14 @@ inline std::string describe_node(const Graph& graph, std::size_t index) {
   return detail::concat("node ", index, " (", op_name(graph.nodes[index].op), ")");
 }
 
+/// Fails unless `name` (what `role` names: an input, an output, a constant)
+/// is valid UTF-8; the message shows the name up to the bad byte.
+inline void check_name_utf8(std::string_view name, std::string_view role) {
+  if (const auto bad = first_invalid_utf8(name))
+    fail(ErrorCode::invalid_utf8, role, " name '", name.substr(0, *bad), "...' is not valid UTF-8 (byte ",
+         static_cast<unsigned>(static_cast<unsigned char>(name[*bad])), " at offset ", *bad, ")");
+}
+
 /// Checks every structural rule and re-runs every shape rule; returns the
 /// nodes in a valid execution order. Errors name the node, value or output.
 inline std::vector<std::size_t> validate(const Graph& graph) {
@@ -1877,6 +1934,7 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
 
   std::unordered_set<std::string> names;
   for (const NamedValue& in : graph.inputs) {
+    check_name_utf8(in.name, "input");
     check_id(in.value, "input '", in.name, "'");
     if (!names.insert(in.name).second) fail(ErrorCode::duplicate_definition, "input name '", in.name, "' is used twice");
     if (graph.values[in.value].kind != ValueKind::input)
@@ -1890,6 +1948,7 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
     if (value.kind == ValueKind::input && !listed_input[v])
       fail(ErrorCode::graph_schema, "value ", v, " is marked as an input but no input names it");
     if (value.kind == ValueKind::constant) {
+      check_name_utf8(value.name, "constant");
       if (!value.data) fail(ErrorCode::graph_schema, "constant value ", v, " has no data");
       if (value.data->type() != value.type)
         fail(ErrorCode::weights_mismatch, "constant value ", v, " is declared ", to_string(value.type), " but holds ",
@@ -1968,6 +2027,7 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
   names.clear();
   if (graph.outputs.empty()) fail(ErrorCode::graph_schema, "the graph has no outputs");
   for (const NamedValue& out : graph.outputs) {
+    check_name_utf8(out.name, "output");
     check_id(out.value, "output '", out.name, "'");
     if (!names.insert(out.name).second) fail(ErrorCode::duplicate_definition, "output name '", out.name, "' is used twice");
     if (graph.values[out.value].kind != ValueKind::node_output)
@@ -2376,42 +2436,6 @@ inline void write_pair(const FilePair& pair) {
 namespace rml {
 
 namespace json_detail {
-
-/// Offset of the first byte that breaks UTF-8 (overlong forms, surrogates
-/// and code points past U+10FFFF included), or nullopt if `text` is valid.
-inline std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t length = 0;
-    unsigned char second_min = 0x80, second_max = 0xBF;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      if (lead == 0xE0) second_min = 0xA0;  // overlong
-      if (lead == 0xED) second_max = 0x9F;  // surrogates
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      if (lead == 0xF0) second_min = 0x90;  // overlong
-      if (lead == 0xF4) second_max = 0x8F;  // past U+10FFFF
-    } else {
-      return i;
-    }
-    if (text.size() - i < length) return i;
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto byte = static_cast<unsigned char>(text[i + k]);
-      const unsigned char min = k == 1 ? second_min : 0x80, max = k == 1 ? second_max : 0xBF;
-      if (byte < min || byte > max) return i;
-    }
-    i += length;
-  }
-  return std::nullopt;
-}
 
 /// `text` as a JSON string literal: quotes, backslashes and control
 /// characters escaped (as nlohmann_json writes them), UTF-8 kept as it is.
@@ -2843,7 +2867,7 @@ class Parser {
 /// beyond a double and nesting deeper than `max_depth` (at most json::max_depth). Errors
 /// start with `what`.
 inline json::Value parse_json_strict(std::string_view text, const std::string& what, int max_depth) {
-  if (const auto bad = json_detail::first_invalid_utf8(text))
+  if (const auto bad = first_invalid_utf8(text))
     fail(ErrorCode::invalid_utf8, what, " is not valid UTF-8 (bad byte at offset ", *bad, ")");
   // JSON never allows a raw NUL; naming it beats "unexpected character".
   if (const auto nul = text.find('\0'); nul != std::string_view::npos)
@@ -3315,7 +3339,7 @@ inline void check_names(const NamedTensors& tensors) {
 inline std::string header_json(const NamedTensors& tensors,
                                const std::map<std::string, std::string>& metadata) {
   auto quoted = [](std::string_view text) {
-    if (const auto bad = json_detail::first_invalid_utf8(text))
+    if (const auto bad = first_invalid_utf8(text))
       fail(ErrorCode::invalid_utf8, "safetensors: a tensor name or metadata string is not valid UTF-8 (bad byte at offset ",
            *bad, ")");
     return json_detail::quoted(text);
@@ -6244,6 +6268,7 @@ class Builder {
  public:
   /// A graph input; `example` is the value the framework traced with.
   ValueId input(const std::string& name, Tensor example) {
+    check_name(name, "input");
     if (!input_names_.insert(name).second) throw ExportError(ErrorCode::duplicate_definition, "input name '" + name + "' is used twice");
     const TensorType type = example.type();  // read before `example` is moved from
     const ValueId id = add_value({type, ValueKind::input, std::nullopt, ""}, std::move(example));
@@ -6256,6 +6281,7 @@ class Builder {
   /// A constant. Named constants (parameters, buffers) keep their name in the
   /// weights file; unnamed ones are folding results and literals.
   ValueId constant(Tensor value, const std::string& name = "") {
+    check_name(name, "constant");
     if (!name.empty() && !constant_names_.insert(name).second)
       throw ExportError(ErrorCode::duplicate_definition, "constant name '" + name + "' is used twice");
     const TensorType type = value.type();
@@ -6288,6 +6314,7 @@ class Builder {
   /// Names a graph output. Outputs must be computed, so an input or constant
   /// is routed through an identity reshape.
   void output(const std::string& name, ValueId id) {
+    check_name(name, "output");
     check_id(id, "output '" + name + "'");
     for (const NamedValue& out : graph_.outputs)
       if (out.name == name) throw ExportError(ErrorCode::duplicate_definition, "output name '" + name + "' is used twice");
@@ -6383,6 +6410,15 @@ class Builder {
     }
     if (!all_constant) graph_.nodes.push_back({std::move(op), inputs, outputs});
     return outputs;
+  }
+
+  /// Names end up in JSON, protobuf and JavaScript: they must be UTF-8.
+  static void check_name(const std::string& name, std::string_view role) {
+    try {
+      check_name_utf8(name, role);
+    } catch (const Error& e) {
+      throw ExportError(e.code(), e.what());
+    }
   }
 
   static ValueId single(const std::vector<ValueId>& ids) { return ids.front(); }
@@ -14454,7 +14490,7 @@ namespace rml::emit::webnn {
 inline std::string_view data_type(DType dtype) { return dtype == DType::f32 ? "float32" : "int32"; }
 
 /// A JavaScript string literal (JSON's escaping is valid JavaScript).
-inline std::string quoted(std::string_view text) { return Json(std::string(text)).dump(); }
+inline std::string quoted(std::string_view text) { return json_detail::quoted(text); }
 
 /// [a, b, c]
 template <class Numbers>

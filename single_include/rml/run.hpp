@@ -1001,6 +1001,55 @@ inline void write_pair(const FilePair& pair) {
 #include <unordered_set>
 #include <vector>
 
+// ---- begin rml/core/utf8.hpp ----
+// UTF-8 validity: the JSON and safetensors readers reject text that breaks
+// it, and a graph's names must keep it (they end up in JSON, protobuf and
+// JavaScript files).
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace rml {
+
+/// Offset of the first byte that breaks UTF-8 (overlong forms, surrogates
+/// and code points past U+10FFFF included), or nullopt if `text` is valid.
+inline std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t length = 0;
+    unsigned char second_min = 0x80, second_max = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) second_min = 0xA0;  // overlong
+      if (lead == 0xED) second_max = 0x9F;  // surrogates
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) second_min = 0x90;  // overlong
+      if (lead == 0xF4) second_max = 0x8F;  // past U+10FFFF
+    } else {
+      return i;
+    }
+    if (text.size() - i < length) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto byte = static_cast<unsigned char>(text[i + k]);
+      const unsigned char min = k == 1 ? second_min : 0x80, max = k == 1 ? second_max : 0xBF;
+      if (byte < min || byte > max) return i;
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
+}  // namespace rml
+// ---- end rml/core/utf8.hpp ----
 // ---- begin rml/registry.hpp ----
 // The op list, and everything generated from it: name lookup, the op
 // variant, shape inference with arity checks, equality and hashing.
@@ -2323,6 +2372,14 @@ inline std::string describe_node(const Graph& graph, std::size_t index) {
   return detail::concat("node ", index, " (", op_name(graph.nodes[index].op), ")");
 }
 
+/// Fails unless `name` (what `role` names: an input, an output, a constant)
+/// is valid UTF-8; the message shows the name up to the bad byte.
+inline void check_name_utf8(std::string_view name, std::string_view role) {
+  if (const auto bad = first_invalid_utf8(name))
+    fail(ErrorCode::invalid_utf8, role, " name '", name.substr(0, *bad), "...' is not valid UTF-8 (byte ",
+         static_cast<unsigned>(static_cast<unsigned char>(name[*bad])), " at offset ", *bad, ")");
+}
+
 /// Checks every structural rule and re-runs every shape rule; returns the
 /// nodes in a valid execution order. Errors name the node, value or output.
 inline std::vector<std::size_t> validate(const Graph& graph) {
@@ -2338,6 +2395,7 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
 
   std::unordered_set<std::string> names;
   for (const NamedValue& in : graph.inputs) {
+    check_name_utf8(in.name, "input");
     check_id(in.value, "input '", in.name, "'");
     if (!names.insert(in.name).second) fail(ErrorCode::duplicate_definition, "input name '", in.name, "' is used twice");
     if (graph.values[in.value].kind != ValueKind::input)
@@ -2351,6 +2409,7 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
     if (value.kind == ValueKind::input && !listed_input[v])
       fail(ErrorCode::graph_schema, "value ", v, " is marked as an input but no input names it");
     if (value.kind == ValueKind::constant) {
+      check_name_utf8(value.name, "constant");
       if (!value.data) fail(ErrorCode::graph_schema, "constant value ", v, " has no data");
       if (value.data->type() != value.type)
         fail(ErrorCode::weights_mismatch, "constant value ", v, " is declared ", to_string(value.type), " but holds ",
@@ -2429,6 +2488,7 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
   names.clear();
   if (graph.outputs.empty()) fail(ErrorCode::graph_schema, "the graph has no outputs");
   for (const NamedValue& out : graph.outputs) {
+    check_name_utf8(out.name, "output");
     check_id(out.value, "output '", out.name, "'");
     if (!names.insert(out.name).second) fail(ErrorCode::duplicate_definition, "output name '", out.name, "' is used twice");
     if (graph.values[out.value].kind != ValueKind::node_output)
@@ -2485,42 +2545,6 @@ inline void check_inputs(const Graph& graph, const TensorMap& inputs) {
 namespace rml {
 
 namespace json_detail {
-
-/// Offset of the first byte that breaks UTF-8 (overlong forms, surrogates
-/// and code points past U+10FFFF included), or nullopt if `text` is valid.
-inline std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t length = 0;
-    unsigned char second_min = 0x80, second_max = 0xBF;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      if (lead == 0xE0) second_min = 0xA0;  // overlong
-      if (lead == 0xED) second_max = 0x9F;  // surrogates
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      if (lead == 0xF0) second_min = 0x90;  // overlong
-      if (lead == 0xF4) second_max = 0x8F;  // past U+10FFFF
-    } else {
-      return i;
-    }
-    if (text.size() - i < length) return i;
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto byte = static_cast<unsigned char>(text[i + k]);
-      const unsigned char min = k == 1 ? second_min : 0x80, max = k == 1 ? second_max : 0xBF;
-      if (byte < min || byte > max) return i;
-    }
-    i += length;
-  }
-  return std::nullopt;
-}
 
 /// `text` as a JSON string literal: quotes, backslashes and control
 /// characters escaped (as nlohmann_json writes them), UTF-8 kept as it is.
@@ -2952,7 +2976,7 @@ class Parser {
 /// beyond a double and nesting deeper than `max_depth` (at most json::max_depth). Errors
 /// start with `what`.
 inline json::Value parse_json_strict(std::string_view text, const std::string& what, int max_depth) {
-  if (const auto bad = json_detail::first_invalid_utf8(text))
+  if (const auto bad = first_invalid_utf8(text))
     fail(ErrorCode::invalid_utf8, what, " is not valid UTF-8 (bad byte at offset ", *bad, ")");
   // JSON never allows a raw NUL; naming it beats "unexpected character".
   if (const auto nul = text.find('\0'); nul != std::string_view::npos)
@@ -3350,7 +3374,7 @@ inline void check_names(const NamedTensors& tensors) {
 inline std::string header_json(const NamedTensors& tensors,
                                const std::map<std::string, std::string>& metadata) {
   auto quoted = [](std::string_view text) {
-    if (const auto bad = json_detail::first_invalid_utf8(text))
+    if (const auto bad = first_invalid_utf8(text))
       fail(ErrorCode::invalid_utf8, "safetensors: a tensor name or metadata string is not valid UTF-8 (bad byte at offset ",
            *bad, ")");
     return json_detail::quoted(text);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rml/core/tensor.hpp"
+#include "rml/core/utf8.hpp"
 #include "rml/registry.hpp"
 
 namespace rml {
@@ -51,6 +52,14 @@ inline std::string describe_node(const Graph& graph, std::size_t index) {
   return detail::concat("node ", index, " (", op_name(graph.nodes[index].op), ")");
 }
 
+/// Fails unless `name` (what `role` names: an input, an output, a constant)
+/// is valid UTF-8; the message shows the name up to the bad byte.
+inline void check_name_utf8(std::string_view name, std::string_view role) {
+  if (const auto bad = first_invalid_utf8(name))
+    fail(ErrorCode::invalid_utf8, role, " name '", name.substr(0, *bad), "...' is not valid UTF-8 (byte ",
+         static_cast<unsigned>(static_cast<unsigned char>(name[*bad])), " at offset ", *bad, ")");
+}
+
 /// Checks every structural rule and re-runs every shape rule; returns the
 /// nodes in a valid execution order. Errors name the node, value or output.
 inline std::vector<std::size_t> validate(const Graph& graph) {
@@ -66,6 +75,7 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
 
   std::unordered_set<std::string> names;
   for (const NamedValue& in : graph.inputs) {
+    check_name_utf8(in.name, "input");
     check_id(in.value, "input '", in.name, "'");
     if (!names.insert(in.name).second) fail(ErrorCode::duplicate_definition, "input name '", in.name, "' is used twice");
     if (graph.values[in.value].kind != ValueKind::input)
@@ -79,6 +89,7 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
     if (value.kind == ValueKind::input && !listed_input[v])
       fail(ErrorCode::graph_schema, "value ", v, " is marked as an input but no input names it");
     if (value.kind == ValueKind::constant) {
+      check_name_utf8(value.name, "constant");
       if (!value.data) fail(ErrorCode::graph_schema, "constant value ", v, " has no data");
       if (value.data->type() != value.type)
         fail(ErrorCode::weights_mismatch, "constant value ", v, " is declared ", to_string(value.type), " but holds ",
@@ -157,6 +168,7 @@ inline std::vector<std::size_t> validate(const Graph& graph) {
   names.clear();
   if (graph.outputs.empty()) fail(ErrorCode::graph_schema, "the graph has no outputs");
   for (const NamedValue& out : graph.outputs) {
+    check_name_utf8(out.name, "output");
     check_id(out.value, "output '", out.name, "'");
     if (!names.insert(out.name).second) fail(ErrorCode::duplicate_definition, "output name '", out.name, "' is used twice");
     if (graph.values[out.value].kind != ValueKind::node_output)

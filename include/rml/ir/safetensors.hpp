@@ -286,7 +286,7 @@ inline void check_names(const NamedTensors& tensors) {
 inline std::string header_json(const NamedTensors& tensors,
                                const std::map<std::string, std::string>& metadata) {
   auto quoted = [](std::string_view text) {
-    if (const auto bad = json_detail::first_invalid_utf8(text))
+    if (const auto bad = first_invalid_utf8(text))
       fail(ErrorCode::invalid_utf8, "safetensors: a tensor name or metadata string is not valid UTF-8 (bad byte at offset ",
            *bad, ")");
     return json_detail::quoted(text);

@@ -13,14 +13,14 @@
 #include <sstream>
 
 #include "rml/emit/contract.hpp"
-#include "rml/ir/op_json.hpp"  // Json
+#include "rml/ir/json_strict.hpp"  // json_detail::quoted
 
 namespace rml::emit::webnn {
 
 inline std::string_view data_type(DType dtype) { return dtype == DType::f32 ? "float32" : "int32"; }
 
 /// A JavaScript string literal (JSON's escaping is valid JavaScript).
-inline std::string quoted(std::string_view text) { return Json(std::string(text)).dump(); }
+inline std::string quoted(std::string_view text) { return json_detail::quoted(text); }
 
 /// [a, b, c]
 template <class Numbers>
