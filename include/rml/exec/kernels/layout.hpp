@@ -147,7 +147,8 @@ struct StridedCopy {
     std::int64_t outer = 1;
     for (std::size_t d = 0; d + 2 < r; ++d) outer *= shape[d];
     const std::int64_t row_tiles = (rows + tile - 1) / tile, col_tiles = (cols + tile - 1) / tile;
-    ctx.pool->parallel_for(outer * row_tiles * col_tiles, 4, [&](std::int64_t t0, std::int64_t t1, int) {
+    // 16 tiles (16384 elements) a task at least: a smaller transpose costs less than a hand-off.
+    ctx.pool->parallel_for(outer * row_tiles * col_tiles, 16, [&](std::int64_t t0, std::int64_t t1, int) {
       for (std::int64_t task = t0; task < t1; ++task) {
         std::int64_t rest = task / (row_tiles * col_tiles);
         const std::int64_t tile_index = task % (row_tiles * col_tiles);
