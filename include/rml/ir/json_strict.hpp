@@ -61,32 +61,52 @@ class Value {
   enum class Kind : unsigned char { null, boolean, integer, unsigned_integer, real, string, array, object };
 
   // Values made in code (attributes given by a program rather than a file).
-  static Value boolean(bool value) { return scalar(Kind::boolean, &ScalarBits::boolean, value); }
-  static Value integer(std::int64_t value) { return scalar(Kind::integer, &ScalarBits::integer, value); }
-  static Value unsigned_integer(std::uint64_t value) {
-    return scalar(Kind::unsigned_integer, &ScalarBits::unsigned_integer, value);
-  }
-  static Value real(double value) { return scalar(Kind::real, &ScalarBits::real, value); }
+  static Value boolean(bool value) { return scalar(Kind::boolean, &Bits::boolean, value); }
+  static Value integer(std::int64_t value) { return scalar(Kind::integer, &Bits::integer, value); }
+  static Value unsigned_integer(std::uint64_t value) { return scalar(Kind::unsigned_integer, &Bits::unsigned_integer, value); }
+  static Value real(double value) { return scalar(Kind::real, &Bits::real, value); }
   static Value string(std::string text) {
     Value v;
-    v.kind_ = Kind::string;
-    v.text_ = std::move(text);
+    v.become(Kind::string);
+    *v.bits_.text = std::move(text);
     return v;
   }
   static Value array(std::vector<Value> items) {
     Value v;
-    v.kind_ = Kind::array;
-    v.items_ = std::move(items);
+    v.become(Kind::array);
+    *v.bits_.items = std::move(items);
     return v;
   }
   /// `keys` distinct, one per value.
   static Value object(std::vector<std::string> keys, std::vector<Value> values) {
     Value v;
-    v.kind_ = Kind::object;
-    v.keys_ = std::move(keys);
-    v.items_ = std::move(values);
+    v.become(Kind::object);
+    v.bits_.object->keys = std::move(keys);
+    v.bits_.object->values = std::move(values);
     return v;
   }
+
+  Value() = default;
+  Value(const Value& other) : kind_(other.kind_), bits_(other.bits_) {
+    if (kind_ == Kind::string) bits_.text = new std::string(*other.bits_.text);
+    if (kind_ == Kind::array) bits_.items = new std::vector<Value>(*other.bits_.items);
+    if (kind_ == Kind::object) bits_.object = new Object(*other.bits_.object);
+  }
+  Value(Value&& other) noexcept : kind_(other.kind_), bits_(other.bits_) { other.kind_ = Kind::null; }
+  Value& operator=(const Value& other) {
+    if (this != &other) *this = Value(other);
+    return *this;
+  }
+  Value& operator=(Value&& other) noexcept {
+    if (this != &other) {
+      release();
+      kind_ = other.kind_;
+      bits_ = other.bits_;
+      other.kind_ = Kind::null;
+    }
+    return *this;
+  }
+  ~Value() { release(); }
 
   Kind kind() const { return kind_; }
   bool is_null() const { return kind_ == Kind::null; }
@@ -105,31 +125,32 @@ class Value {
   }
 
   // Accessors: the caller has checked the kind.
-  bool as_bool() const { return scalar_.boolean; }
+  bool as_bool() const { return bits_.boolean; }
   std::int64_t as_int64() const {
-    return kind_ == Kind::unsigned_integer ? static_cast<std::int64_t>(scalar_.unsigned_integer) : scalar_.integer;
+    return kind_ == Kind::unsigned_integer ? static_cast<std::int64_t>(bits_.unsigned_integer) : bits_.integer;
   }
   std::uint64_t as_uint64() const {
-    return kind_ == Kind::unsigned_integer ? scalar_.unsigned_integer : static_cast<std::uint64_t>(scalar_.integer);
+    return kind_ == Kind::unsigned_integer ? bits_.unsigned_integer : static_cast<std::uint64_t>(bits_.integer);
   }
   double as_double() const {
-    if (kind_ == Kind::integer) return static_cast<double>(scalar_.integer);
-    if (kind_ == Kind::unsigned_integer) return static_cast<double>(scalar_.unsigned_integer);
-    return scalar_.real;
+    if (kind_ == Kind::integer) return static_cast<double>(bits_.integer);
+    if (kind_ == Kind::unsigned_integer) return static_cast<double>(bits_.unsigned_integer);
+    return bits_.real;
   }
-  const std::string& as_string() const { return text_; }
+  const std::string& as_string() const { return kind_ == Kind::string ? *bits_.text : empty().text; }
 
   /// Elements of an array, or values of an object (in the order of keys()).
-  std::size_t size() const { return items_.size(); }
-  const Value& operator[](std::size_t i) const { return items_[i]; }
-  const Value* begin() const { return items_.data(); }
-  const Value* end() const { return items_.data() + items_.size(); }
-  const std::vector<std::string>& keys() const { return keys_; }
+  std::size_t size() const { return items().size(); }
+  const Value& operator[](std::size_t i) const { return items()[i]; }
+  const Value* begin() const { return items().data(); }
+  const Value* end() const { return items().data() + items().size(); }
+  const std::vector<std::string>& keys() const { return kind_ == Kind::object ? bits_.object->keys : empty().no_keys; }
 
   /// The member named `key` of an object, or null when it has none.
   const Value* find(std::string_view key) const {
-    for (std::size_t i = 0; i < keys_.size(); ++i)
-      if (keys_[i] == key) return &items_[i];
+    const std::vector<std::string>& names = keys();
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == key) return &items()[i];
     return nullptr;
   }
   bool contains(std::string_view key) const { return find(key) != nullptr; }
@@ -147,51 +168,88 @@ class Value {
   void dump_to(std::string& out) const {
     switch (kind_) {
       case Kind::null: out += "null"; return;
-      case Kind::boolean: out += scalar_.boolean ? "true" : "false"; return;
-      case Kind::integer: out += std::to_string(scalar_.integer); return;
-      case Kind::unsigned_integer: out += std::to_string(scalar_.unsigned_integer); return;
+      case Kind::boolean: out += bits_.boolean ? "true" : "false"; return;
+      case Kind::integer: out += std::to_string(bits_.integer); return;
+      case Kind::unsigned_integer: out += std::to_string(bits_.unsigned_integer); return;
       case Kind::real: {
         char text[32];
-        const auto end = std::to_chars(text, text + sizeof text, scalar_.real).ptr;
+        const auto end = std::to_chars(text, text + sizeof text, bits_.real).ptr;
         const std::string_view shortest(text, static_cast<std::size_t>(end - text));
         out += shortest;
         if (shortest.find_first_of(".e") == std::string_view::npos) out += ".0";
         return;
       }
-      case Kind::string: out += json_detail::quoted(text_); return;
+      case Kind::string: out += json_detail::quoted(as_string()); return;
       case Kind::array:
       case Kind::object:
         out += is_array() ? '[' : '{';
-        for (std::size_t i = 0; i < items_.size(); ++i) {
+        for (std::size_t i = 0; i < size(); ++i) {
           if (i) out += ',';
-          if (is_object()) out += json_detail::quoted(keys_[i]) + ':';
-          items_[i].dump_to(out);
+          if (is_object()) out += json_detail::quoted(keys()[i]) + ':';
+          items()[i].dump_to(out);
         }
         out += is_array() ? ']' : '}';
         return;
     }
   }
 
-  union ScalarBits {
+  struct Object {
+    std::vector<std::string> keys;  // distinct
+    std::vector<Value> values;      // one per key
+  };
+  /// A number's bits, or what a string, array or object owns on the heap:
+  /// a Value is 16 bytes, so the numbers that make up most of a graph file
+  /// cost little, and an array costs one small block beside its elements.
+  union Bits {
     bool boolean;
     std::int64_t integer;
     std::uint64_t unsigned_integer;
     double real;
+    std::string* text;
+    std::vector<Value>* items;
+    Object* object;
   };
   template <class T>
-  static Value scalar(Kind kind, T ScalarBits::*member, T value) {
+  static Value scalar(Kind kind, T Bits::*member, T value) {
     Value v;
     v.kind_ = kind;
-    v.scalar_.*member = value;
+    v.bits_.*member = value;
     return v;
+  }
+  /// What an accessor of the wrong kind reads: nothing.
+  struct Empty {
+    std::string text;
+    std::vector<std::string> no_keys;
+    std::vector<Value> items;
+  };
+  static const Empty& empty() {
+    static const Empty nothing;
+    return nothing;
+  }
+  const std::vector<Value>& items() const {
+    if (kind_ == Kind::array) return *bits_.items;
+    return kind_ == Kind::object ? bits_.object->values : empty().items;
+  }
+  /// Drops what the value held; it becomes an empty `kind`.
+  void become(Kind kind) {
+    release();
+    kind_ = kind;
+    bits_.integer = 0;
+    if (kind == Kind::string) bits_.text = new std::string();
+    if (kind == Kind::array) bits_.items = new std::vector<Value>();
+    if (kind == Kind::object) bits_.object = new Object();
+  }
+  void release() noexcept {
+    if (kind_ == Kind::string) delete bits_.text;
+    if (kind_ == Kind::array) delete bits_.items;
+    if (kind_ == Kind::object) delete bits_.object;
+    kind_ = Kind::null;
   }
 
   Kind kind_ = Kind::null;
-  ScalarBits scalar_{};
-  std::string text_;               // a string's text
-  std::vector<Value> items_;       // an array's elements, an object's values
-  std::vector<std::string> keys_;  // an object's keys
+  Bits bits_{};
 };
+static_assert(sizeof(Value) <= 16);
 
 /// The deepest nesting any document may have: the parser recurses once a
 /// level, and this bounds its stack (well under a thread's smallest stack).
@@ -244,13 +302,13 @@ class Parser {
       if (c == '{') object(v, depth + 1);
       else array(v, depth + 1);
     } else if (c == '"') {
-      v.kind_ = Value::Kind::string;
-      v.text_ = string();
+      v.become(Value::Kind::string);
+      *v.bits_.text = string();
     } else if (c == '-' || (c >= '0' && c <= '9')) {
       number(v);
     } else if (literal("true")) {
       v.kind_ = Value::Kind::boolean;
-      v.scalar_.boolean = true;
+      v.bits_.boolean = true;
     } else if (literal("false")) {
       v.kind_ = Value::Kind::boolean;
     } else if (!literal("null")) {
@@ -266,30 +324,30 @@ class Parser {
   }
 
   void array(Value& v, int depth) {
-    v.kind_ = Value::Kind::array;
+    v.become(Value::Kind::array);
     skip_space();
     if (take(']')) return;
-    do v.items_.push_back(value(depth));
+    do v.bits_.items->push_back(value(depth));
     while ((skip_space(), take(',')));
     expect(']', "expected ',' or ']'");
   }
 
   void object(Value& v, int depth) {
-    v.kind_ = Value::Kind::object;
+    v.become(Value::Kind::object);
     skip_space();
     if (!take('}')) {
       do {
         skip_space();
         if (at_ == text_.size() || text_[at_] != '"') syntax_error("expected a string key");
-        v.keys_.push_back(string());
+        v.bits_.object->keys.push_back(string());
         expect(':', "expected ':'");
-        v.items_.push_back(value(depth));
+        v.bits_.object->values.push_back(value(depth));
       } while ((skip_space(), take(',')));
       expect('}', "expected ',' or '}'");
     }
     // Duplicate keys: readers disagree on which one wins, so take neither.
-    if (v.keys_.size() > 1) {
-      std::vector<std::string_view> sorted(v.keys_.begin(), v.keys_.end());
+    if (v.keys().size() > 1) {
+      std::vector<std::string_view> sorted(v.keys().begin(), v.keys().end());
       std::sort(sorted.begin(), sorted.end());
       if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
         fail(ErrorCode::json_duplicate_key, what_, " has duplicate key '", *twice, "'");
@@ -395,23 +453,23 @@ class Parser {
     const char* last = text_.data() + at_;
     if (integral) {
       if (negative) {
-        if (std::from_chars(first, last, v.scalar_.integer).ec == std::errc{}) {
+        if (std::from_chars(first, last, v.bits_.integer).ec == std::errc{}) {
           v.kind_ = Value::Kind::integer;
           return;
         }
-      } else if (std::from_chars(first, last, v.scalar_.unsigned_integer).ec == std::errc{}) {
+      } else if (std::from_chars(first, last, v.bits_.unsigned_integer).ec == std::errc{}) {
         v.kind_ = Value::Kind::unsigned_integer;
         return;
       }
       // Past 64 bits: a real, as other readers take it.
     }
     v.kind_ = Value::Kind::real;
-    const auto [end, ec] = std::from_chars(first, last, v.scalar_.real);
+    const auto [end, ec] = std::from_chars(first, last, v.bits_.real);
     if (ec == std::errc::result_out_of_range) {
       if (!underflows(first, last))
         fail(ErrorCode::non_finite_number, what_, " is not valid JSON: number ", std::string_view(first, last - first),
              " overflows a double");
-      v.scalar_.real = negative ? -0.0 : 0.0;
+      v.bits_.real = negative ? -0.0 : 0.0;
     } else if (ec != std::errc{} || end != last) {
       syntax_error("invalid number");
     }
