@@ -77,6 +77,34 @@ TEST_CASE("json: objects keep their keys in file order and find members by name"
   CHECK_FALSE(doc.contains("B"));
 }
 
+TEST_CASE("json: values own what they hold: copies are deep, moves leave null, other kinds read as empty") {
+  const std::string text = R"({"s": "text", "a": [1, [2, "x"], {"k": null}], "n": -7, "o": {"r": 0.5}})";
+  json::Value doc = parse(text);
+  json::Value copy = doc;
+  CHECK(copy.dump() == doc.dump());
+  doc = parse("[]");  // the copy keeps its own strings, arrays and objects
+  CHECK(copy.dump() == R"({"s":"text","a":[1,[2,"x"],{"k":null}],"n":-7,"o":{"r":0.5}})");
+  json::Value moved = std::move(copy);
+  CHECK(copy.is_null());  // NOLINT(bugprone-use-after-move): a moved-from value is null
+  CHECK(moved.find("a")->size() == 3);
+  json::Value& alias = moved;
+  moved = alias;  // self-assignment keeps the value
+  CHECK(moved.find("o")->find("r")->as_double() == 0.5);
+  moved = std::move(alias);
+  CHECK(moved.find("s")->as_string() == "text");
+  std::vector<json::Value> many(100, moved);  // copies of copies, then all destroyed
+  many.erase(many.begin(), many.begin() + 50);
+  CHECK(many.back().dump() == moved.dump());
+  // Accessors of another kind see nothing rather than reading the wrong member.
+  const json::Value number = json::Value::integer(3);
+  CHECK(number.size() == 0);
+  CHECK(number.keys().empty());
+  CHECK(number.find("a") == nullptr);
+  CHECK(number.as_string().empty());
+  CHECK(number.begin() == number.end());
+  CHECK(sizeof(json::Value) <= 16);
+}
+
 TEST_CASE("json: malformed text, duplicate keys, deep nesting and overflowing numbers are named") {
   check_rejected("", ErrorCode::json_syntax, "unexpected end of input");
   check_rejected("{} x", ErrorCode::json_syntax, "text after the document at byte 3");
