@@ -895,6 +895,11 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
       {3, 6, 12, 7, 5, 3, 3, {1, 1, 1, 1}, {1, 1}, 6},      // two outputs per group (not the depthwise kernel's)
       {1, 144, 3, 6, 7, 1, 1, {0, 0, 0, 0}, {1, 1}, 1},     // 1x1 over 144 channels: the most taps
       {1, 16, 32, 14, 14, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},   // the bench cnn's second conv (144 taps)
+      // A 3-wide window over rows as wide as the output's: no copies, the rows' edges masked.
+      {3, 2, 9, 5, 7, 3, 3, {0, 2, 1, 0}, {1, 1}, 1},       // both columns padding on the left, rows not 16 wide
+      {2, 3, 20, 6, 13, 2, 3, {1, 2, 0, 2}, {1, 2}, 1},     // dilated columns, runs across rows and vectors
+      {1, 2, 6, 3, 1, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},       // one-pixel rows: only the middle tap is on the row
+      {1, 4, 16, 40, 30, 3, 3, {1, 1, 1, 1}, {1, 1}, 2},    // groups, tiles starting mid-row on two threads
       {1, 5, 1, 1, 3, 1, 3, {2, 4, 2, 7}, {1, 5}, 1},       // wasted columns far past the image (fuzz_op)
       {1, 1, 20, 12, 37, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},    // a part-filled block of channels
       {1, 1, 4, 200, 120, 3, 3, {1, 1, 1, 1}, {1, 1}, 1},   // copies past L2: row by row from the padded image
@@ -903,7 +908,7 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
       {3, 8, 10, 5, 9, 1, 1, {0, 0, 0, 0}, {1, 1}, 2},      // groups, more than four outputs
   };
   enum class Tail { bias_relu, none, bias_sigmoid };
-  int shifted = 0, few_taps = 0, whole_rows = 0, in_place = 0;
+  int shifted = 0, few_taps = 0, whole_rows = 0, in_place = 0, masked = 0;
   for (const Case& c : cases)
     for (const Tail tail : {Tail::bias_relu, Tail::none, Tail::bias_sigmoid}) {
       Conv2d op;
@@ -935,6 +940,7 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
           few_taps += executor.describe().find("few taps") != std::string::npos;
           whole_rows += executor.describe().find("whole panels a row") != std::string::npos;
           in_place += executor.describe().find("the input, read in place") != std::string::npos;
+          masked += executor.describe().find("rows' edges masked") != std::string::npos;
           TensorMap out = executor.run(inputs);
           if (threads == 1) results[weight_input] = out;
           CHECK(std::memcmp(out.at("y").raw(), results[weight_input].at("y").raw(), out.at("y").bytes()) == 0);
@@ -944,9 +950,11 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
       CAPTURE(int(tail));
       CHECK(std::memcmp(results[0].at("y").raw(), results[1].at("y").raw(), results[0].at("y").bytes()) == 0);
     }
-  // Two micro-tile cases and the few-tap ones wider than one column (copying few channels pays).
-  CHECK(shifted == 9 * 3 * 2);  // cases, tails, thread counts
-  CHECK(few_taps == 11 * 3 * 2);  // the last eleven cases
+  // Two micro-tile cases and the few-tap ones wider than one column (copying few channels
+  // pays) that masked rows do not take: a 2-wide window, four outputs or fewer.
+  CHECK(shifted == 5 * 3 * 2);  // cases, tails, thread counts
+  CHECK(few_taps == 15 * 3 * 2);  // the last fifteen cases
+  CHECK(masked == 8 * 3 * 2);     // the few-tap 3-wide ones with more than four outputs
   CHECK(whole_rows == 3 * 3 * 2);
   CHECK(in_place == 3 * 3 * 2);  // the 1x1 over 144 channels and the last two
 }
@@ -962,13 +970,13 @@ TEST_CASE("a direct conv2d reads a channel concat of nearest-upsampled values as
     std::int64_t groups;
   };
   const std::vector<Case> cases{
-      {2, 6, 3, 4, 5, 2, 2, 8, 3, {1, 1, 1, 1}, 1},    // few taps, column-shifted copies (odd and even phases)
+      {2, 6, 3, 4, 5, 2, 2, 8, 3, {1, 1, 1, 1}, 1},    // few taps, rows' edges masked (odd and even phases)
       {1, 64, 32, 8, 8, 2, 2, 32, 3, {1, 1, 1, 1}, 1}, // micro tiles, the bench unet's decoder in small
       {3, 40, 24, 5, 3, 2, 2, 16, 3, {0, 2, 1, 1}, 2}, // two groups across the pieces, lopsided pads
       {1, 5, 2, 3, 4, 3, 1, 4, 2, {1, 0, 0, 1}, 1},    // other scales: rows only
       {2, 4, 4, 2, 7, 1, 3, 6, 1, {0, 0, 0, 0}, 1},    // columns only, a 1x1 conv
   };
-  int gathered = 0;
+  int gathered = 0, masked = 0;
   for (const Case& c : cases) {
     const std::int64_t out_h = c.h * c.scale_h, out_w = c.w * c.scale_w;
     const Tensor a = uniform(rng, {c.n, c.a_channels, c.h, c.w}, -1, 1);
@@ -993,6 +1001,7 @@ TEST_CASE("a direct conv2d reads a channel concat of nearest-upsampled values as
         CAPTURE(to_string(Shape{c.n, c.a_channels, c.h, c.w}));
         CAPTURE(threads);
         gathered += contains(fused.describe(), "input padded from 2 values (1 upsampled), not written out");
+        masked += contains(fused.describe(), "rows' edges masked");
         CHECK(fused.plan().kernels.size() == 1);
         const TensorMap out = fused.run(inputs);
         CHECK(std::memcmp(out.at("y").raw(), unfused.at("y").raw(), out.at("y").bytes()) == 0);
@@ -1001,6 +1010,7 @@ TEST_CASE("a direct conv2d reads a channel concat of nearest-upsampled values as
     }
   }
   CHECK(gathered == 5 * 2 * 2);
+  CHECK(masked == 1 * 2 * 2);  // the first case
   {  // not gathered: the concat also an output, the upsampled value read twice
     for (const int variant : {0, 1}) {
       Builder b;

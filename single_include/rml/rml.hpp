@@ -17038,6 +17038,34 @@ struct ConvSegment {
 /// Relu as ops/elementwise.hpp's Relu::apply: NaN stays NaN, -0 becomes +0.
 inline float relu(float x) { return x > 0 ? x : (x != x ? x : 0.0f); }
 
+/// A conv_taps image whose rows hold no padding columns: rows are `width`
+/// output pixels wide, taps come in threes (c, i, j = 0, 1, 2), tap j reads
+/// its output pixel's row at some column shift, and the lanes whose column
+/// falls off the row read zero instead (what the padding would hold).
+/// `bits[column * 3 + j]`: which of 64 lanes from a pixel at that column
+/// read tap j's row (bit l for lane l). `first_column`: the run's first
+/// pixel's column.
+struct ConvColumns {
+  const std::uint64_t* bits;
+  std::int64_t width, first_column;
+  std::uint64_t lanes(std::int64_t pixel, int j) const {
+    return bits[(first_column + pixel) % width * 3 + j];
+  }
+};
+
+/// ConvColumns' bits for a 3-wide window whose taps read columns shifted by
+/// shift[j] (j * dilation - left pad) on rows `width` wide.
+inline std::vector<std::uint64_t> conv_column_bits(std::int64_t width, const std::int64_t (&shift)[3]) {
+  std::vector<std::uint64_t> bits(static_cast<std::size_t>(width * 3), 0);
+  for (std::int64_t column = 0; column < width; ++column)
+    for (int j = 0; j < 3; ++j)
+      for (std::int64_t l = 0; l < 64; ++l) {
+        const std::int64_t read = (column + l) % width + shift[j];
+        if (read >= 0 && read < width) bits[static_cast<std::size_t>(column * 3 + j)] |= std::uint64_t{1} << l;
+      }
+  return bits;
+}
+
 /// conv_taps' output channels per pass, and how its weights are laid out:
 /// per block of this many channels, per tap, the block's weights (zeros past
 /// the last channel).
@@ -17146,12 +17174,16 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 }
 template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
-                      const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+                      const float* bias, const ConvColumns* columns, std::int64_t outputs, float* out,
+                      std::int64_t out_stride, std::int64_t n) {
   for (std::int64_t o = 0; o < outputs; ++o) {
     const float* w = weights + (o / kConvTapChannels * taps) * kConvTapChannels + o % kConvTapChannels;
     for (std::int64_t p = 0; p < n; ++p) {
       float acc = 0.0f;
-      for (std::int64_t t = 0; t < taps; ++t) acc = std::fma(w[t * kConvTapChannels], image[offsets[t] + p], acc);
+      for (std::int64_t t = 0; t < taps; ++t) {
+        const bool on_row = !columns || (columns->lanes(p, static_cast<int>(t % 3)) & 1u);
+        acc = std::fma(w[t * kConvTapChannels], on_row ? image[offsets[t] + p] : 0.0f, acc);
+      }
       if constexpr (Bias) acc = acc + bias[o];
       if constexpr (Relu) acc = simd::relu(acc);
       out[o * out_stride + p] = acc;
@@ -17201,6 +17233,11 @@ struct V {
     return _mm256_andnot_si256(first_lanes(lo), first_lanes(hi));
   }
   static T load_masked(const float* p, Lanes m) { return _mm256_maskload_ps(p, m); }
+  /// Lane l set where bit l of `bits` is.
+  static Lanes lanes_from_bits(std::uint64_t bits) {
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits & 0xFF)), bit), bit);
+  }
   static void store_masked(float* p, T v, Lanes m) { _mm256_maskstore_ps(p, m, v); }
   static T set1(float v) { return _mm256_set1_ps(v); }
   static T add(T a, T b) { return _mm256_add_ps(a, b); }
@@ -17569,27 +17606,34 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 /// `Channels` (at most kConvTapChannels) output channels over `Chunks`
 /// vectors of pixels (the last `lanes` wide): Chunks * Channels fma chains
 /// interleaved, as many as hide the fma latency, each tap's vectors loaded
-/// once for them all.
-template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
+/// once for them all. With Masked, taps come in threes and tap j's vector c
+/// reads only the lanes masks[j][c] (the rest are zeros: ConvColumns).
+template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels, bool Masked = false>
 inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
                            const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
-                           std::int64_t lanes) {
+                           std::int64_t lanes, const V::Lanes (*masks)[Chunks] = nullptr) {
+  constexpr int kStep = Masked ? 3 : 1;  // taps per step: a window row's three under masks
   V::T acc[Chunks][Channels];
   RML_UNROLL
   for (int c = 0; c < Chunks; ++c)
     RML_UNROLL
     for (int u = 0; u < Channels; ++u) acc[c][u] = V::set1(0.0f);
-  for (std::int64_t t = 0; t < taps; ++t, w += kConvTapChannels) {
-    V::T x[Chunks];
+  for (std::int64_t t = 0; t < taps; t += kStep) {
     RML_UNROLL
-    for (int c = 0; c < Chunks; ++c)
-      x[c] = c + 1 < Chunks ? V::load(image + offsets[t] + c * V::kLanes)
-                            : V::load_first(image + offsets[t] + c * V::kLanes, lanes);
-    RML_UNROLL
-    for (int u = 0; u < Channels; ++u) {
-      const V::T wu = V::set1(w[u]);
+    for (int j = 0; j < kStep; ++j, w += kConvTapChannels) {
+      V::T x[Chunks];
+      const float* row = image + offsets[t + j];
       RML_UNROLL
-      for (int c = 0; c < Chunks; ++c) acc[c][u] = V::fma(wu, x[c], acc[c][u]);
+      for (int c = 0; c < Chunks; ++c) {
+        if constexpr (Masked) x[c] = V::load_masked(row + c * V::kLanes, masks[j][c]);
+        else x[c] = c + 1 < Chunks ? V::load(row + c * V::kLanes) : V::load_first(row + c * V::kLanes, lanes);
+      }
+      RML_UNROLL
+      for (int u = 0; u < Channels; ++u) {
+        const V::T wu = V::set1(w[u]);
+        RML_UNROLL
+        for (int c = 0; c < Chunks; ++c) acc[c][u] = V::fma(wu, x[c], acc[c][u]);
+      }
     }
   }
   RML_UNROLL
@@ -17603,21 +17647,42 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
   }
 }
 
+/// One pass over `Chunks` vectors of pixels from pixel l of the run: from the
+/// padded image, or under masks from rows without padding columns.
+template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
+inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
+                         const float* bias, const ConvColumns* columns, std::int64_t l, std::int64_t channels,
+                         float* out, std::int64_t out_stride, std::int64_t lanes) {
+  if (!columns)
+    return conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride,
+                                                        lanes);
+  V::Lanes masks[3][Chunks];
+  const std::uint64_t last = (Chunks - 1) * V::kLanes + lanes;  // the pass's pixels: lanes [0, last)
+  const std::uint64_t pixels = last >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << last) - 1;
+  for (int j = 0; j < 3; ++j) {
+    const std::uint64_t bits = columns->lanes(l, j) & pixels;
+    for (int c = 0; c < Chunks; ++c) masks[j][c] = V::lanes_from_bits(bits >> (c * V::kLanes));
+  }
+  conv_taps_pass<Bias, Relu, Chunks, Channels, true>(image + l, offsets, taps, w, bias, channels, out, out_stride,
+                                                     lanes, masks);
+}
+
 /// Two vectors of pixels per pass with 32 registers, one with 16; with at
 /// most four output channels (a 1x1 conv to RGB), four channels over twice
 /// as many vectors instead of eight channels, half of them idle.
 template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
-                      const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+                      const float* bias, const ConvColumns* columns, std::int64_t outputs, float* out,
+                      std::int64_t out_stride, std::int64_t n) {
   if (outputs <= 4) {
     constexpr int kWide = V::kLanes >= 16 ? 4 : 2;
     std::int64_t l = 0;
     for (; n - l > (kWide - 1) * V::kLanes; l += kWide * V::kLanes)
-      conv_taps_pass<Bias, Relu, kWide, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
-                                           std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
+      conv_taps_at<Bias, Relu, kWide, 4>(image, offsets, taps, weights, bias, columns, l, outputs, out + l, out_stride,
+                                         std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
     for (; l < n; l += V::kLanes)
-      conv_taps_pass<Bias, Relu, 1, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
-                                       std::min<std::int64_t>(n - l, V::kLanes));
+      conv_taps_at<Bias, Relu, 1, 4>(image, offsets, taps, weights, bias, columns, l, outputs, out + l, out_stride,
+                                     std::min<std::int64_t>(n - l, V::kLanes));
     return;
   }
   constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
@@ -17629,10 +17694,10 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
       const float* b = Bias ? bias + o0 : nullptr;
       float* dst = out + o0 * out_stride + l;
       if (whole)
-        conv_taps_pass<Bias, Relu, kChunks>(image + l, offsets, taps, w, b, channels, dst, out_stride,
-                                            n - l - (kChunks - 1) * V::kLanes);
+        conv_taps_at<Bias, Relu, kChunks>(image, offsets, taps, w, b, columns, l, channels, dst, out_stride,
+                                          n - l - (kChunks - 1) * V::kLanes);
       else
-        conv_taps_pass<Bias, Relu, 1>(image + l, offsets, taps, w, b, channels, dst, out_stride, n - l);
+        conv_taps_at<Bias, Relu, 1>(image, offsets, taps, w, b, columns, l, channels, dst, out_stride, n - l);
     }
   }
 }
@@ -17661,6 +17726,7 @@ struct V {
   }
   /// The lanes `m` of p (nothing else is read), zeros in the others.
   static T load_masked(const float* p, Lanes m) { return _mm512_maskz_loadu_ps(m, p); }
+  static Lanes lanes_from_bits(std::uint64_t bits) { return static_cast<Lanes>(bits & 0xFFFF); }
   static void store_masked(float* p, T v, Lanes m) { _mm512_mask_storeu_ps(p, m, v); }
   static T set1(float v) { return _mm512_set1_ps(v); }
   static T add(T a, T b) { return _mm512_add_ps(a, b); }
@@ -18037,27 +18103,34 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 /// `Channels` (at most kConvTapChannels) output channels over `Chunks`
 /// vectors of pixels (the last `lanes` wide): Chunks * Channels fma chains
 /// interleaved, as many as hide the fma latency, each tap's vectors loaded
-/// once for them all.
-template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
+/// once for them all. With Masked, taps come in threes and tap j's vector c
+/// reads only the lanes masks[j][c] (the rest are zeros: ConvColumns).
+template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels, bool Masked = false>
 inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
                            const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
-                           std::int64_t lanes) {
+                           std::int64_t lanes, const V::Lanes (*masks)[Chunks] = nullptr) {
+  constexpr int kStep = Masked ? 3 : 1;  // taps per step: a window row's three under masks
   V::T acc[Chunks][Channels];
   RML_UNROLL
   for (int c = 0; c < Chunks; ++c)
     RML_UNROLL
     for (int u = 0; u < Channels; ++u) acc[c][u] = V::set1(0.0f);
-  for (std::int64_t t = 0; t < taps; ++t, w += kConvTapChannels) {
-    V::T x[Chunks];
+  for (std::int64_t t = 0; t < taps; t += kStep) {
     RML_UNROLL
-    for (int c = 0; c < Chunks; ++c)
-      x[c] = c + 1 < Chunks ? V::load(image + offsets[t] + c * V::kLanes)
-                            : V::load_first(image + offsets[t] + c * V::kLanes, lanes);
-    RML_UNROLL
-    for (int u = 0; u < Channels; ++u) {
-      const V::T wu = V::set1(w[u]);
+    for (int j = 0; j < kStep; ++j, w += kConvTapChannels) {
+      V::T x[Chunks];
+      const float* row = image + offsets[t + j];
       RML_UNROLL
-      for (int c = 0; c < Chunks; ++c) acc[c][u] = V::fma(wu, x[c], acc[c][u]);
+      for (int c = 0; c < Chunks; ++c) {
+        if constexpr (Masked) x[c] = V::load_masked(row + c * V::kLanes, masks[j][c]);
+        else x[c] = c + 1 < Chunks ? V::load(row + c * V::kLanes) : V::load_first(row + c * V::kLanes, lanes);
+      }
+      RML_UNROLL
+      for (int u = 0; u < Channels; ++u) {
+        const V::T wu = V::set1(w[u]);
+        RML_UNROLL
+        for (int c = 0; c < Chunks; ++c) acc[c][u] = V::fma(wu, x[c], acc[c][u]);
+      }
     }
   }
   RML_UNROLL
@@ -18071,21 +18144,42 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
   }
 }
 
+/// One pass over `Chunks` vectors of pixels from pixel l of the run: from the
+/// padded image, or under masks from rows without padding columns.
+template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
+inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
+                         const float* bias, const ConvColumns* columns, std::int64_t l, std::int64_t channels,
+                         float* out, std::int64_t out_stride, std::int64_t lanes) {
+  if (!columns)
+    return conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride,
+                                                        lanes);
+  V::Lanes masks[3][Chunks];
+  const std::uint64_t last = (Chunks - 1) * V::kLanes + lanes;  // the pass's pixels: lanes [0, last)
+  const std::uint64_t pixels = last >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << last) - 1;
+  for (int j = 0; j < 3; ++j) {
+    const std::uint64_t bits = columns->lanes(l, j) & pixels;
+    for (int c = 0; c < Chunks; ++c) masks[j][c] = V::lanes_from_bits(bits >> (c * V::kLanes));
+  }
+  conv_taps_pass<Bias, Relu, Chunks, Channels, true>(image + l, offsets, taps, w, bias, channels, out, out_stride,
+                                                     lanes, masks);
+}
+
 /// Two vectors of pixels per pass with 32 registers, one with 16; with at
 /// most four output channels (a 1x1 conv to RGB), four channels over twice
 /// as many vectors instead of eight channels, half of them idle.
 template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
-                      const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+                      const float* bias, const ConvColumns* columns, std::int64_t outputs, float* out,
+                      std::int64_t out_stride, std::int64_t n) {
   if (outputs <= 4) {
     constexpr int kWide = V::kLanes >= 16 ? 4 : 2;
     std::int64_t l = 0;
     for (; n - l > (kWide - 1) * V::kLanes; l += kWide * V::kLanes)
-      conv_taps_pass<Bias, Relu, kWide, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
-                                           std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
+      conv_taps_at<Bias, Relu, kWide, 4>(image, offsets, taps, weights, bias, columns, l, outputs, out + l, out_stride,
+                                         std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
     for (; l < n; l += V::kLanes)
-      conv_taps_pass<Bias, Relu, 1, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
-                                       std::min<std::int64_t>(n - l, V::kLanes));
+      conv_taps_at<Bias, Relu, 1, 4>(image, offsets, taps, weights, bias, columns, l, outputs, out + l, out_stride,
+                                     std::min<std::int64_t>(n - l, V::kLanes));
     return;
   }
   constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
@@ -18097,10 +18191,10 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
       const float* b = Bias ? bias + o0 : nullptr;
       float* dst = out + o0 * out_stride + l;
       if (whole)
-        conv_taps_pass<Bias, Relu, kChunks>(image + l, offsets, taps, w, b, channels, dst, out_stride,
-                                            n - l - (kChunks - 1) * V::kLanes);
+        conv_taps_at<Bias, Relu, kChunks>(image, offsets, taps, w, b, columns, l, channels, dst, out_stride,
+                                          n - l - (kChunks - 1) * V::kLanes);
       else
-        conv_taps_pass<Bias, Relu, 1>(image + l, offsets, taps, w, b, channels, dst, out_stride, n - l);
+        conv_taps_at<Bias, Relu, 1>(image, offsets, taps, w, b, columns, l, channels, dst, out_stride, n - l);
     }
   }
 }
@@ -18320,18 +18414,19 @@ inline void store_conv_tile(Isa isa, const float* tile, std::int64_t tile_stride
 /// image[offsets[t] + p] (one fma chain from zero, in tap order; `weights`
 /// from pack_conv_taps), then + bias[o] (when not null), then relu when
 /// asked: the bits of the direct kernel's micro tile stored by store_conv_tile.
+/// With `columns`, the image's rows have no padding columns (ConvColumns).
 inline void conv_taps(Isa isa, const float* image, const std::int64_t* offsets, std::int64_t taps,
-                      const float* weights, const float* bias, bool relu, std::int64_t outputs, float* out,
-                      std::int64_t out_stride, std::int64_t n) {
+                      const float* weights, const float* bias, bool relu, const ConvColumns* columns,
+                      std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
   with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
     constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
 #if RML_X86_DISPATCH
     if (isa == Isa::avx512)
-      return avx512::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
+      return avx512::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, columns, outputs, out, out_stride, n);
     if (isa == Isa::avx2)
-      return avx2::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
+      return avx2::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, columns, outputs, out, out_stride, n);
 #endif
-    portable::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
+    portable::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, columns, outputs, out, out_stride, n);
   });
 }
 
@@ -18857,6 +18952,10 @@ class DepthwiseConv2dKernel final : public Kernel {
 // run of output pixels loads its tap vectors once and computes every output
 // channel from them (simd::conv_taps), no tile, from column-shifted copies
 // (copying so few channels costs little, and runs then span whole rows).
+// A 3-wide window whose output rows are as wide as the input's (a "same"
+// conv) needs no copies: one image padded above and below only, rows W
+// wide, and each tap's loads masked where its window hangs off a row
+// (simd::ConvColumns): a third of the writes, and no wasted columns.
 //
 // Each output element is the same fma chain over (c, i, j) in order, then
 // + bias, as the im2col path computes: the two give the same bits.
@@ -18930,21 +19029,26 @@ class DirectConv2dKernel final : public Kernel {
     const std::int64_t kh = w_shape[2], kw = w_shape[3], dw = op.dilations[1];
     const std::int64_t padded_w = width_ + op.pads[1] + op.pads[3];
     depth_ = channels_ * kh * kw;
-    copies_ = shifted_copies_pay(kw, kh, padded_w) ? kw : 1;
-    row_w_ = copies_ > 1 ? out_w_ : padded_w;
+    masked_edges_ = depth_ <= kMaxTaps && kw == 3 && out_w_ == width_ && outputs_ > 4;
+    copies_ = !masked_edges_ && shifted_copies_pay(kw, kh, padded_w) ? kw : 1;
+    row_w_ = copies_ > 1 || masked_edges_ ? out_w_ : padded_w;
+    // Floats before the planes: where a masked tap's row would start left of the first.
+    lead_ = masked_edges_ ? op.pads[1] : 0;
     virtual_pixels_ = out_h_ * row_w_;
     const std::int64_t mr = gemm_detail::kernels().mr;
     nr_ = gemm_detail::kernels().nr;
     // Zeros after the image for what the last row's virtual pixels read past it: in one
     // image the wasted columns reach (kw-1)*dw beyond the row; the last panel up to nr more.
-    image_floats_ = copies_ * channels_ * padded_h_ * row_w_ + (copies_ > 1 ? 0 : (kw - 1) * dw) + nr_;
+    image_floats_ = lead_ + copies_ * channels_ * padded_h_ * row_w_ + (copies_ > 1 || masked_edges_ ? 0 : (kw - 1) * dw) + nr_;
     shared_scratch_bytes = align_up(static_cast<std::size_t>(batch_ * op.groups * image_floats_) * sizeof(float));
     for (std::int64_t c = 0; c < channels_; ++c)
       for (std::int64_t i = 0; i < kh; ++i)
         for (std::int64_t j = 0; j < kw; ++j) {
-          const std::int64_t copy = copies_ > 1 ? j : 0, column = copies_ > 1 ? 0 : j * dw;
-          offsets_.push_back(((copy * channels_ + c) * padded_h_ + i * op.dilations[0]) * row_w_ + column);
+          const std::int64_t copy = copies_ > 1 ? j : 0;
+          const std::int64_t column = masked_edges_ ? j * dw - op.pads[1] : copies_ > 1 ? 0 : j * dw;
+          offsets_.push_back(lead_ + ((copy * channels_ + c) * padded_h_ + i * op.dilations[0]) * row_w_ + column);
         }
+    if (masked_edges_) column_bits_ = simd::conv_column_bits(out_w_, {-op.pads[1], dw - op.pads[1], 2 * dw - op.pads[1]});
     relu_in_store_ = epilogue_ && epilogue_->activation() == Relu::name;
     tile_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
     few_taps_ = depth_ <= kMaxTaps;
@@ -19070,7 +19174,9 @@ class DirectConv2dKernel final : public Kernel {
       return detail::concat("conv2d direct, few taps (", outputs_, outputs_ == 1 ? " output" : " outputs", " from ",
                             depth_, " taps over ", virtual_pixels_, " pixels of ",
                             copies_ > 1 ? detail::concat(copies_, " column-shifted copies of ") : "",
-                            in_place_ ? "the input, read in place" : "the padded image",
+                            in_place_        ? "the input, read in place"
+                            : masked_edges_ ? "the image padded above and below, rows' edges masked"
+                                            : "the padded image",
                             op_.groups > 1 ? ", per group" : "", ")", bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
                             epilogue_ && !relu_in_store_ ? ", epilogue: " + epilogue_->describe() : "");
     std::string text = detail::concat("conv2d direct (", outputs_, "x", depth_, " @ ", depth_, "x",
@@ -19107,17 +19213,19 @@ class DirectConv2dKernel final : public Kernel {
     const Isa isa = active_isa();
     for (std::int64_t j = 0; j < copies_; ++j) {
       // Copy j's column w is padded column w + j*dw: input column w + shift, where inside [first, last).
-      const std::int64_t shift = j * op_.dilations[1] - op_.pads[1];
+      // Rows with masked edges are the input's.
+      const std::int64_t shift = masked_edges_ ? 0 : j * op_.dilations[1] - op_.pads[1];
       const std::int64_t first = std::clamp<std::int64_t>(-shift, 0, row_w_);
       const std::int64_t last = std::clamp<std::int64_t>(width_ - shift, first, row_w_);
-      float* dst = image + (j * channels_ + c) * plane;
+      float* dst = image + lead_ + (j * channels_ + c) * plane;
       if (scale_h == 1 && scale_w == 1)
         simd::pad_plane(isa, input + shift, width_, height_, top, first, last, dst, row_w_, padded_h_);
       else
         pad_upsampled_plane(input, scale_h, scale_w, shift, first, last, dst);
     }
     if (c + 1 == channels_) {
-      const std::int64_t planes_end = copies_ * channels_ * plane;
+      const std::int64_t planes_end = lead_ + copies_ * channels_ * plane;
+      std::fill(image, image + lead_, 0.0f);
       std::fill(image + planes_end, image + image_floats_, 0.0f);
     }
   }
@@ -19232,8 +19340,9 @@ class DirectConv2dKernel final : public Kernel {
     const float* weights = tap_weights_.data() + g * (tap_weights_.size() / op_.groups);
     const Isa isa = active_isa();
     for_each_output_run(v0, v1, [&](std::int64_t v, std::int64_t n, std::int64_t p) {
-      simd::conv_taps(isa, image + v, offsets_.data(), depth_, weights, bias, relu_in_store_, outputs_, out + p,
-                      out_h_ * out_w_, n);
+      const simd::ConvColumns columns{column_bits_.data(), out_w_, v % std::max<std::int64_t>(out_w_, 1)};
+      simd::conv_taps(isa, image + v, offsets_.data(), depth_, weights, bias, relu_in_store_,
+                      masked_edges_ ? &columns : nullptr, outputs_, out + p, out_h_ * out_w_, n);
     });
   }
 
@@ -19249,11 +19358,16 @@ class DirectConv2dKernel final : public Kernel {
   std::int64_t batch_ = 0, channels_ = 0, height_ = 0, width_ = 0, outputs_ = 0, out_h_ = 0, out_w_ = 0;
   std::int64_t padded_h_ = 0, depth_ = 0, virtual_pixels_ = 0, padded_rows_ = 0;
   std::int64_t copies_ = 1, row_w_ = 0;  // kw shifted copies W' wide, or one padded image Wp wide
+  std::int64_t lead_ = 0;                // floats before the planes (masked_edges_)
   std::int64_t nr_ = 0, tile_cols_ = 0, image_floats_ = 0;
   std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its output tile goes
   bool relu_in_store_ = false;   // the epilogue is one relu, applied as tiles are stored
   bool few_taps_ = false;        // depth_ <= kMaxTaps: simd::conv_taps, no micro tiles
   bool in_place_ = false;        // few taps and no padding: the input read as it is, no padded copy
+  // Few taps, a 3-wide window, W' = W: one image W wide padded above and
+  // below, its taps' loads masked at the rows' edges (column_bits_).
+  bool masked_edges_ = false;
+  std::vector<std::uint64_t> column_bits_;  // simd::ConvColumns::bits
   // Micro tiles over output rows of whole panels (W' a multiple of nr, no
   // copies): a panel is nr pixels of one row, never the wasted columns.
   bool whole_panel_rows_ = false;

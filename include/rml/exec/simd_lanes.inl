@@ -310,27 +310,34 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 /// `Channels` (at most kConvTapChannels) output channels over `Chunks`
 /// vectors of pixels (the last `lanes` wide): Chunks * Channels fma chains
 /// interleaved, as many as hide the fma latency, each tap's vectors loaded
-/// once for them all.
-template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
+/// once for them all. With Masked, taps come in threes and tap j's vector c
+/// reads only the lanes masks[j][c] (the rest are zeros: ConvColumns).
+template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels, bool Masked = false>
 inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
                            const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
-                           std::int64_t lanes) {
+                           std::int64_t lanes, const V::Lanes (*masks)[Chunks] = nullptr) {
+  constexpr int kStep = Masked ? 3 : 1;  // taps per step: a window row's three under masks
   V::T acc[Chunks][Channels];
   RML_UNROLL
   for (int c = 0; c < Chunks; ++c)
     RML_UNROLL
     for (int u = 0; u < Channels; ++u) acc[c][u] = V::set1(0.0f);
-  for (std::int64_t t = 0; t < taps; ++t, w += kConvTapChannels) {
-    V::T x[Chunks];
+  for (std::int64_t t = 0; t < taps; t += kStep) {
     RML_UNROLL
-    for (int c = 0; c < Chunks; ++c)
-      x[c] = c + 1 < Chunks ? V::load(image + offsets[t] + c * V::kLanes)
-                            : V::load_first(image + offsets[t] + c * V::kLanes, lanes);
-    RML_UNROLL
-    for (int u = 0; u < Channels; ++u) {
-      const V::T wu = V::set1(w[u]);
+    for (int j = 0; j < kStep; ++j, w += kConvTapChannels) {
+      V::T x[Chunks];
+      const float* row = image + offsets[t + j];
       RML_UNROLL
-      for (int c = 0; c < Chunks; ++c) acc[c][u] = V::fma(wu, x[c], acc[c][u]);
+      for (int c = 0; c < Chunks; ++c) {
+        if constexpr (Masked) x[c] = V::load_masked(row + c * V::kLanes, masks[j][c]);
+        else x[c] = c + 1 < Chunks ? V::load(row + c * V::kLanes) : V::load_first(row + c * V::kLanes, lanes);
+      }
+      RML_UNROLL
+      for (int u = 0; u < Channels; ++u) {
+        const V::T wu = V::set1(w[u]);
+        RML_UNROLL
+        for (int c = 0; c < Chunks; ++c) acc[c][u] = V::fma(wu, x[c], acc[c][u]);
+      }
     }
   }
   RML_UNROLL
@@ -344,21 +351,42 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
   }
 }
 
+/// One pass over `Chunks` vectors of pixels from pixel l of the run: from the
+/// padded image, or under masks from rows without padding columns.
+template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
+inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
+                         const float* bias, const ConvColumns* columns, std::int64_t l, std::int64_t channels,
+                         float* out, std::int64_t out_stride, std::int64_t lanes) {
+  if (!columns)
+    return conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride,
+                                                        lanes);
+  V::Lanes masks[3][Chunks];
+  const std::uint64_t last = (Chunks - 1) * V::kLanes + lanes;  // the pass's pixels: lanes [0, last)
+  const std::uint64_t pixels = last >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << last) - 1;
+  for (int j = 0; j < 3; ++j) {
+    const std::uint64_t bits = columns->lanes(l, j) & pixels;
+    for (int c = 0; c < Chunks; ++c) masks[j][c] = V::lanes_from_bits(bits >> (c * V::kLanes));
+  }
+  conv_taps_pass<Bias, Relu, Chunks, Channels, true>(image + l, offsets, taps, w, bias, channels, out, out_stride,
+                                                     lanes, masks);
+}
+
 /// Two vectors of pixels per pass with 32 registers, one with 16; with at
 /// most four output channels (a 1x1 conv to RGB), four channels over twice
 /// as many vectors instead of eight channels, half of them idle.
 template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
-                      const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+                      const float* bias, const ConvColumns* columns, std::int64_t outputs, float* out,
+                      std::int64_t out_stride, std::int64_t n) {
   if (outputs <= 4) {
     constexpr int kWide = V::kLanes >= 16 ? 4 : 2;
     std::int64_t l = 0;
     for (; n - l > (kWide - 1) * V::kLanes; l += kWide * V::kLanes)
-      conv_taps_pass<Bias, Relu, kWide, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
-                                           std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
+      conv_taps_at<Bias, Relu, kWide, 4>(image, offsets, taps, weights, bias, columns, l, outputs, out + l, out_stride,
+                                         std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
     for (; l < n; l += V::kLanes)
-      conv_taps_pass<Bias, Relu, 1, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
-                                       std::min<std::int64_t>(n - l, V::kLanes));
+      conv_taps_at<Bias, Relu, 1, 4>(image, offsets, taps, weights, bias, columns, l, outputs, out + l, out_stride,
+                                     std::min<std::int64_t>(n - l, V::kLanes));
     return;
   }
   constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
@@ -370,10 +398,10 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
       const float* b = Bias ? bias + o0 : nullptr;
       float* dst = out + o0 * out_stride + l;
       if (whole)
-        conv_taps_pass<Bias, Relu, kChunks>(image + l, offsets, taps, w, b, channels, dst, out_stride,
-                                            n - l - (kChunks - 1) * V::kLanes);
+        conv_taps_at<Bias, Relu, kChunks>(image, offsets, taps, w, b, columns, l, channels, dst, out_stride,
+                                          n - l - (kChunks - 1) * V::kLanes);
       else
-        conv_taps_pass<Bias, Relu, 1>(image + l, offsets, taps, w, b, channels, dst, out_stride, n - l);
+        conv_taps_at<Bias, Relu, 1>(image, offsets, taps, w, b, columns, l, channels, dst, out_stride, n - l);
     }
   }
 }

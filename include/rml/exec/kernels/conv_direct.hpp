@@ -26,6 +26,10 @@
 // run of output pixels loads its tap vectors once and computes every output
 // channel from them (simd::conv_taps), no tile, from column-shifted copies
 // (copying so few channels costs little, and runs then span whole rows).
+// A 3-wide window whose output rows are as wide as the input's (a "same"
+// conv) needs no copies: one image padded above and below only, rows W
+// wide, and each tap's loads masked where its window hangs off a row
+// (simd::ConvColumns): a third of the writes, and no wasted columns.
 //
 // Each output element is the same fma chain over (c, i, j) in order, then
 // + bias, as the im2col path computes: the two give the same bits.
@@ -104,21 +108,26 @@ class DirectConv2dKernel final : public Kernel {
     const std::int64_t kh = w_shape[2], kw = w_shape[3], dw = op.dilations[1];
     const std::int64_t padded_w = width_ + op.pads[1] + op.pads[3];
     depth_ = channels_ * kh * kw;
-    copies_ = shifted_copies_pay(kw, kh, padded_w) ? kw : 1;
-    row_w_ = copies_ > 1 ? out_w_ : padded_w;
+    masked_edges_ = depth_ <= kMaxTaps && kw == 3 && out_w_ == width_ && outputs_ > 4;
+    copies_ = !masked_edges_ && shifted_copies_pay(kw, kh, padded_w) ? kw : 1;
+    row_w_ = copies_ > 1 || masked_edges_ ? out_w_ : padded_w;
+    // Floats before the planes: where a masked tap's row would start left of the first.
+    lead_ = masked_edges_ ? op.pads[1] : 0;
     virtual_pixels_ = out_h_ * row_w_;
     const std::int64_t mr = gemm_detail::kernels().mr;
     nr_ = gemm_detail::kernels().nr;
     // Zeros after the image for what the last row's virtual pixels read past it: in one
     // image the wasted columns reach (kw-1)*dw beyond the row; the last panel up to nr more.
-    image_floats_ = copies_ * channels_ * padded_h_ * row_w_ + (copies_ > 1 ? 0 : (kw - 1) * dw) + nr_;
+    image_floats_ = lead_ + copies_ * channels_ * padded_h_ * row_w_ + (copies_ > 1 || masked_edges_ ? 0 : (kw - 1) * dw) + nr_;
     shared_scratch_bytes = align_up(static_cast<std::size_t>(batch_ * op.groups * image_floats_) * sizeof(float));
     for (std::int64_t c = 0; c < channels_; ++c)
       for (std::int64_t i = 0; i < kh; ++i)
         for (std::int64_t j = 0; j < kw; ++j) {
-          const std::int64_t copy = copies_ > 1 ? j : 0, column = copies_ > 1 ? 0 : j * dw;
-          offsets_.push_back(((copy * channels_ + c) * padded_h_ + i * op.dilations[0]) * row_w_ + column);
+          const std::int64_t copy = copies_ > 1 ? j : 0;
+          const std::int64_t column = masked_edges_ ? j * dw - op.pads[1] : copies_ > 1 ? 0 : j * dw;
+          offsets_.push_back(lead_ + ((copy * channels_ + c) * padded_h_ + i * op.dilations[0]) * row_w_ + column);
         }
+    if (masked_edges_) column_bits_ = simd::conv_column_bits(out_w_, {-op.pads[1], dw - op.pads[1], 2 * dw - op.pads[1]});
     relu_in_store_ = epilogue_ && epilogue_->activation() == Relu::name;
     tile_offset_ = align_up(epilogue_ ? epilogue_->scratch_bytes() : 0);
     few_taps_ = depth_ <= kMaxTaps;
@@ -244,7 +253,9 @@ class DirectConv2dKernel final : public Kernel {
       return detail::concat("conv2d direct, few taps (", outputs_, outputs_ == 1 ? " output" : " outputs", " from ",
                             depth_, " taps over ", virtual_pixels_, " pixels of ",
                             copies_ > 1 ? detail::concat(copies_, " column-shifted copies of ") : "",
-                            in_place_ ? "the input, read in place" : "the padded image",
+                            in_place_        ? "the input, read in place"
+                            : masked_edges_ ? "the image padded above and below, rows' edges masked"
+                                            : "the padded image",
                             op_.groups > 1 ? ", per group" : "", ")", bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
                             epilogue_ && !relu_in_store_ ? ", epilogue: " + epilogue_->describe() : "");
     std::string text = detail::concat("conv2d direct (", outputs_, "x", depth_, " @ ", depth_, "x",
@@ -281,17 +292,19 @@ class DirectConv2dKernel final : public Kernel {
     const Isa isa = active_isa();
     for (std::int64_t j = 0; j < copies_; ++j) {
       // Copy j's column w is padded column w + j*dw: input column w + shift, where inside [first, last).
-      const std::int64_t shift = j * op_.dilations[1] - op_.pads[1];
+      // Rows with masked edges are the input's.
+      const std::int64_t shift = masked_edges_ ? 0 : j * op_.dilations[1] - op_.pads[1];
       const std::int64_t first = std::clamp<std::int64_t>(-shift, 0, row_w_);
       const std::int64_t last = std::clamp<std::int64_t>(width_ - shift, first, row_w_);
-      float* dst = image + (j * channels_ + c) * plane;
+      float* dst = image + lead_ + (j * channels_ + c) * plane;
       if (scale_h == 1 && scale_w == 1)
         simd::pad_plane(isa, input + shift, width_, height_, top, first, last, dst, row_w_, padded_h_);
       else
         pad_upsampled_plane(input, scale_h, scale_w, shift, first, last, dst);
     }
     if (c + 1 == channels_) {
-      const std::int64_t planes_end = copies_ * channels_ * plane;
+      const std::int64_t planes_end = lead_ + copies_ * channels_ * plane;
+      std::fill(image, image + lead_, 0.0f);
       std::fill(image + planes_end, image + image_floats_, 0.0f);
     }
   }
@@ -406,8 +419,9 @@ class DirectConv2dKernel final : public Kernel {
     const float* weights = tap_weights_.data() + g * (tap_weights_.size() / op_.groups);
     const Isa isa = active_isa();
     for_each_output_run(v0, v1, [&](std::int64_t v, std::int64_t n, std::int64_t p) {
-      simd::conv_taps(isa, image + v, offsets_.data(), depth_, weights, bias, relu_in_store_, outputs_, out + p,
-                      out_h_ * out_w_, n);
+      const simd::ConvColumns columns{column_bits_.data(), out_w_, v % std::max<std::int64_t>(out_w_, 1)};
+      simd::conv_taps(isa, image + v, offsets_.data(), depth_, weights, bias, relu_in_store_,
+                      masked_edges_ ? &columns : nullptr, outputs_, out + p, out_h_ * out_w_, n);
     });
   }
 
@@ -423,11 +437,16 @@ class DirectConv2dKernel final : public Kernel {
   std::int64_t batch_ = 0, channels_ = 0, height_ = 0, width_ = 0, outputs_ = 0, out_h_ = 0, out_w_ = 0;
   std::int64_t padded_h_ = 0, depth_ = 0, virtual_pixels_ = 0, padded_rows_ = 0;
   std::int64_t copies_ = 1, row_w_ = 0;  // kw shifted copies W' wide, or one padded image Wp wide
+  std::int64_t lead_ = 0;                // floats before the planes (masked_edges_)
   std::int64_t nr_ = 0, tile_cols_ = 0, image_floats_ = 0;
   std::size_t tile_offset_ = 0;  // bytes into a thread's scratch where its output tile goes
   bool relu_in_store_ = false;   // the epilogue is one relu, applied as tiles are stored
   bool few_taps_ = false;        // depth_ <= kMaxTaps: simd::conv_taps, no micro tiles
   bool in_place_ = false;        // few taps and no padding: the input read as it is, no padded copy
+  // Few taps, a 3-wide window, W' = W: one image W wide padded above and
+  // below, its taps' loads masked at the rows' edges (column_bits_).
+  bool masked_edges_ = false;
+  std::vector<std::uint64_t> column_bits_;  // simd::ConvColumns::bits
   // Micro tiles over output rows of whole panels (W' a multiple of nr, no
   // copies): a panel is nr pixels of one row, never the wasted columns.
   bool whole_panel_rows_ = false;
