@@ -5568,10 +5568,14 @@ inline float relu(float x) { return x > 0 ? x : (x != x ? x : 0.0f); }
 struct ConvColumns {
   const std::uint64_t* bits;
   std::int64_t width, first_column;
-  std::uint64_t lanes(std::int64_t pixel, int j) const {
-    return bits[(first_column + pixel) % width * 3 + j];
-  }
 };
+
+/// Whether conv_taps reads rows with masked edges on this instruction set:
+/// with AVX-512, where a masked load costs what a plain one does and eight
+/// mask registers hold the masks. AVX2's masks would take three of its
+/// sixteen vector registers (measured: the bench cnn and clip convs 7-11 %
+/// slower than from column-shifted copies).
+inline bool masked_row_edges(Isa isa) { return isa == Isa::avx512; }
 
 /// ConvColumns' bits for a 3-wide window whose taps read columns shifted by
 /// shift[j] (j * dilation - left pad) on rows `width` wide.
@@ -5694,16 +5698,12 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 }
 template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
-                      const float* bias, const ConvColumns* columns, std::int64_t outputs, float* out,
-                      std::int64_t out_stride, std::int64_t n) {
+                      const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
   for (std::int64_t o = 0; o < outputs; ++o) {
     const float* w = weights + (o / kConvTapChannels * taps) * kConvTapChannels + o % kConvTapChannels;
     for (std::int64_t p = 0; p < n; ++p) {
       float acc = 0.0f;
-      for (std::int64_t t = 0; t < taps; ++t) {
-        const bool on_row = !columns || (columns->lanes(p, static_cast<int>(t % 3)) & 1u);
-        acc = std::fma(w[t * kConvTapChannels], on_row ? image[offsets[t] + p] : 0.0f, acc);
-      }
+      for (std::int64_t t = 0; t < taps; ++t) acc = std::fma(w[t * kConvTapChannels], image[offsets[t] + p], acc);
       if constexpr (Bias) acc = acc + bias[o];
       if constexpr (Relu) acc = simd::relu(acc);
       out[o * out_stride + p] = acc;
@@ -5753,11 +5753,13 @@ struct V {
     return _mm256_andnot_si256(first_lanes(lo), first_lanes(hi));
   }
   static T load_masked(const float* p, Lanes m) { return _mm256_maskload_ps(p, m); }
-  /// Lane l set where bit l of `bits` is.
+  /// Lane l set where bit l of `bits` is (named by the shared conv_taps_at,
+  /// though AVX2 reads no rows with masked edges: masked_row_edges).
   static Lanes lanes_from_bits(std::uint64_t bits) {
     const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
     return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits & 0xFF)), bit), bit);
   }
+
   static void store_masked(float* p, T v, Lanes m) { _mm256_maskstore_ps(p, m, v); }
   static T set1(float v) { return _mm256_set1_ps(v); }
   static T add(T a, T b) { return _mm256_add_ps(a, b); }
@@ -6126,8 +6128,8 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 /// `Channels` (at most kConvTapChannels) output channels over `Chunks`
 /// vectors of pixels (the last `lanes` wide): Chunks * Channels fma chains
 /// interleaved, as many as hide the fma latency, each tap's vectors loaded
-/// once for them all. With Masked, taps come in threes and tap j's vector c
-/// reads only the lanes masks[j][c] (the rest are zeros: ConvColumns).
+/// once for them all. With Masked (AVX-512), taps come in threes and tap j's
+/// vector c reads only the lanes masks[j][c] (the rest are zeros: ConvColumns).
 template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels, bool Masked = false>
 inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
                            const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
@@ -6168,23 +6170,24 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
 }
 
 /// One pass over `Chunks` vectors of pixels from pixel l of the run: from the
-/// padded image, or under masks from rows without padding columns.
+/// padded image, or, given `bits` (ConvColumns::bits at the pass's first
+/// column), under masks from rows without padding columns.
 template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
 inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
-                         const float* bias, const ConvColumns* columns, std::int64_t l, std::int64_t channels,
+                         const float* bias, const std::uint64_t* bits, std::int64_t l, std::int64_t channels,
                          float* out, std::int64_t out_stride, std::int64_t lanes) {
-  if (!columns)
-    return conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride,
-                                                        lanes);
-  V::Lanes masks[3][Chunks];
-  const std::uint64_t last = (Chunks - 1) * V::kLanes + lanes;  // the pass's pixels: lanes [0, last)
-  const std::uint64_t pixels = last >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << last) - 1;
-  for (int j = 0; j < 3; ++j) {
-    const std::uint64_t bits = columns->lanes(l, j) & pixels;
-    for (int c = 0; c < Chunks; ++c) masks[j][c] = V::lanes_from_bits(bits >> (c * V::kLanes));
+  if constexpr (V::kLanes >= 16) {  // simd::masked_row_edges: AVX-512 only
+    if (bits) {
+      V::Lanes masks[3][Chunks];
+      const std::uint64_t last = (Chunks - 1) * V::kLanes + lanes;  // the pass's pixels: lanes [0, last)
+      const std::uint64_t pixels = last >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << last) - 1;
+      for (int j = 0; j < 3; ++j)
+        for (int c = 0; c < Chunks; ++c) masks[j][c] = V::lanes_from_bits((bits[j] & pixels) >> (c * V::kLanes));
+      return conv_taps_pass<Bias, Relu, Chunks, Channels, true>(image + l, offsets, taps, w, bias, channels, out,
+                                                                out_stride, lanes, masks);
+    }
   }
-  conv_taps_pass<Bias, Relu, Chunks, Channels, true>(image + l, offsets, taps, w, bias, channels, out, out_stride,
-                                                     lanes, masks);
+  conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride, lanes);
 }
 
 /// Two vectors of pixels per pass with 32 registers, one with 16; with at
@@ -6194,30 +6197,35 @@ template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
                       const float* bias, const ConvColumns* columns, std::int64_t outputs, float* out,
                       std::int64_t out_stride, std::int64_t n) {
-  if (outputs <= 4) {
+  // The masks' bits at each pass's first column (one division a pass).
+  const auto bits_at = [&](std::int64_t l) {
+    return columns ? columns->bits + (columns->first_column + l) % columns->width * 3 : nullptr;
+  };
+  if (outputs <= 4) {  // never with masked edges (DirectConv2dKernel: more than four outputs)
     constexpr int kWide = V::kLanes >= 16 ? 4 : 2;
     std::int64_t l = 0;
     for (; n - l > (kWide - 1) * V::kLanes; l += kWide * V::kLanes)
-      conv_taps_at<Bias, Relu, kWide, 4>(image, offsets, taps, weights, bias, columns, l, outputs, out + l, out_stride,
-                                         std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
+      conv_taps_pass<Bias, Relu, kWide, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
+                                           std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
     for (; l < n; l += V::kLanes)
-      conv_taps_at<Bias, Relu, 1, 4>(image, offsets, taps, weights, bias, columns, l, outputs, out + l, out_stride,
-                                     std::min<std::int64_t>(n - l, V::kLanes));
+      conv_taps_pass<Bias, Relu, 1, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
+                                       std::min<std::int64_t>(n - l, V::kLanes));
     return;
   }
   constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
   for (std::int64_t l = 0; l < n; l += kChunks * V::kLanes) {
     const bool whole = n - l > (kChunks - 1) * V::kLanes;  // the pass's last vector has lanes
+    const std::uint64_t* bits = bits_at(l);
     for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
       const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], zeros past `outputs`
       const std::int64_t channels = outputs - o0;
       const float* b = Bias ? bias + o0 : nullptr;
       float* dst = out + o0 * out_stride + l;
       if (whole)
-        conv_taps_at<Bias, Relu, kChunks>(image, offsets, taps, w, b, columns, l, channels, dst, out_stride,
+        conv_taps_at<Bias, Relu, kChunks>(image, offsets, taps, w, b, bits, l, channels, dst, out_stride,
                                           n - l - (kChunks - 1) * V::kLanes);
       else
-        conv_taps_at<Bias, Relu, 1>(image, offsets, taps, w, b, columns, l, channels, dst, out_stride, n - l);
+        conv_taps_at<Bias, Relu, 1>(image, offsets, taps, w, b, bits, l, channels, dst, out_stride, n - l);
     }
   }
 }
@@ -6246,6 +6254,7 @@ struct V {
   }
   /// The lanes `m` of p (nothing else is read), zeros in the others.
   static T load_masked(const float* p, Lanes m) { return _mm512_maskz_loadu_ps(m, p); }
+  /// Lane l set where bit l of `bits` is.
   static Lanes lanes_from_bits(std::uint64_t bits) { return static_cast<Lanes>(bits & 0xFFFF); }
   static void store_masked(float* p, T v, Lanes m) { _mm512_mask_storeu_ps(p, m, v); }
   static T set1(float v) { return _mm512_set1_ps(v); }
@@ -6623,8 +6632,8 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 /// `Channels` (at most kConvTapChannels) output channels over `Chunks`
 /// vectors of pixels (the last `lanes` wide): Chunks * Channels fma chains
 /// interleaved, as many as hide the fma latency, each tap's vectors loaded
-/// once for them all. With Masked, taps come in threes and tap j's vector c
-/// reads only the lanes masks[j][c] (the rest are zeros: ConvColumns).
+/// once for them all. With Masked (AVX-512), taps come in threes and tap j's
+/// vector c reads only the lanes masks[j][c] (the rest are zeros: ConvColumns).
 template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels, bool Masked = false>
 inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
                            const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
@@ -6665,23 +6674,24 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
 }
 
 /// One pass over `Chunks` vectors of pixels from pixel l of the run: from the
-/// padded image, or under masks from rows without padding columns.
+/// padded image, or, given `bits` (ConvColumns::bits at the pass's first
+/// column), under masks from rows without padding columns.
 template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
 inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
-                         const float* bias, const ConvColumns* columns, std::int64_t l, std::int64_t channels,
+                         const float* bias, const std::uint64_t* bits, std::int64_t l, std::int64_t channels,
                          float* out, std::int64_t out_stride, std::int64_t lanes) {
-  if (!columns)
-    return conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride,
-                                                        lanes);
-  V::Lanes masks[3][Chunks];
-  const std::uint64_t last = (Chunks - 1) * V::kLanes + lanes;  // the pass's pixels: lanes [0, last)
-  const std::uint64_t pixels = last >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << last) - 1;
-  for (int j = 0; j < 3; ++j) {
-    const std::uint64_t bits = columns->lanes(l, j) & pixels;
-    for (int c = 0; c < Chunks; ++c) masks[j][c] = V::lanes_from_bits(bits >> (c * V::kLanes));
+  if constexpr (V::kLanes >= 16) {  // simd::masked_row_edges: AVX-512 only
+    if (bits) {
+      V::Lanes masks[3][Chunks];
+      const std::uint64_t last = (Chunks - 1) * V::kLanes + lanes;  // the pass's pixels: lanes [0, last)
+      const std::uint64_t pixels = last >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << last) - 1;
+      for (int j = 0; j < 3; ++j)
+        for (int c = 0; c < Chunks; ++c) masks[j][c] = V::lanes_from_bits((bits[j] & pixels) >> (c * V::kLanes));
+      return conv_taps_pass<Bias, Relu, Chunks, Channels, true>(image + l, offsets, taps, w, bias, channels, out,
+                                                                out_stride, lanes, masks);
+    }
   }
-  conv_taps_pass<Bias, Relu, Chunks, Channels, true>(image + l, offsets, taps, w, bias, channels, out, out_stride,
-                                                     lanes, masks);
+  conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride, lanes);
 }
 
 /// Two vectors of pixels per pass with 32 registers, one with 16; with at
@@ -6691,30 +6701,35 @@ template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
                       const float* bias, const ConvColumns* columns, std::int64_t outputs, float* out,
                       std::int64_t out_stride, std::int64_t n) {
-  if (outputs <= 4) {
+  // The masks' bits at each pass's first column (one division a pass).
+  const auto bits_at = [&](std::int64_t l) {
+    return columns ? columns->bits + (columns->first_column + l) % columns->width * 3 : nullptr;
+  };
+  if (outputs <= 4) {  // never with masked edges (DirectConv2dKernel: more than four outputs)
     constexpr int kWide = V::kLanes >= 16 ? 4 : 2;
     std::int64_t l = 0;
     for (; n - l > (kWide - 1) * V::kLanes; l += kWide * V::kLanes)
-      conv_taps_at<Bias, Relu, kWide, 4>(image, offsets, taps, weights, bias, columns, l, outputs, out + l, out_stride,
-                                         std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
+      conv_taps_pass<Bias, Relu, kWide, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
+                                           std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
     for (; l < n; l += V::kLanes)
-      conv_taps_at<Bias, Relu, 1, 4>(image, offsets, taps, weights, bias, columns, l, outputs, out + l, out_stride,
-                                     std::min<std::int64_t>(n - l, V::kLanes));
+      conv_taps_pass<Bias, Relu, 1, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
+                                       std::min<std::int64_t>(n - l, V::kLanes));
     return;
   }
   constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
   for (std::int64_t l = 0; l < n; l += kChunks * V::kLanes) {
     const bool whole = n - l > (kChunks - 1) * V::kLanes;  // the pass's last vector has lanes
+    const std::uint64_t* bits = bits_at(l);
     for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
       const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], zeros past `outputs`
       const std::int64_t channels = outputs - o0;
       const float* b = Bias ? bias + o0 : nullptr;
       float* dst = out + o0 * out_stride + l;
       if (whole)
-        conv_taps_at<Bias, Relu, kChunks>(image, offsets, taps, w, b, columns, l, channels, dst, out_stride,
+        conv_taps_at<Bias, Relu, kChunks>(image, offsets, taps, w, b, bits, l, channels, dst, out_stride,
                                           n - l - (kChunks - 1) * V::kLanes);
       else
-        conv_taps_at<Bias, Relu, 1>(image, offsets, taps, w, b, columns, l, channels, dst, out_stride, n - l);
+        conv_taps_at<Bias, Relu, 1>(image, offsets, taps, w, b, bits, l, channels, dst, out_stride, n - l);
     }
   }
 }
@@ -6934,7 +6949,8 @@ inline void store_conv_tile(Isa isa, const float* tile, std::int64_t tile_stride
 /// image[offsets[t] + p] (one fma chain from zero, in tap order; `weights`
 /// from pack_conv_taps), then + bias[o] (when not null), then relu when
 /// asked: the bits of the direct kernel's micro tile stored by store_conv_tile.
-/// With `columns`, the image's rows have no padding columns (ConvColumns).
+/// With `columns` (AVX-512 only: masked_row_edges; more than four outputs),
+/// the image's rows have no padding columns (ConvColumns).
 inline void conv_taps(Isa isa, const float* image, const std::int64_t* offsets, std::int64_t taps,
                       const float* weights, const float* bias, bool relu, const ConvColumns* columns,
                       std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
@@ -6943,10 +6959,13 @@ inline void conv_taps(Isa isa, const float* image, const std::int64_t* offsets, 
 #if RML_X86_DISPATCH
     if (isa == Isa::avx512)
       return avx512::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, columns, outputs, out, out_stride, n);
-    if (isa == Isa::avx2)
-      return avx2::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, columns, outputs, out, out_stride, n);
 #endif
-    portable::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, columns, outputs, out, out_stride, n);
+    if (columns) fail(ErrorCode::internal, "conv_taps: rows with masked edges need AVX-512");
+#if RML_X86_DISPATCH
+    if (isa == Isa::avx2)
+      return avx2::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, nullptr, outputs, out, out_stride, n);
+#endif
+    portable::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
   });
 }
 
@@ -7473,9 +7492,9 @@ class DepthwiseConv2dKernel final : public Kernel {
 // channel from them (simd::conv_taps), no tile, from column-shifted copies
 // (copying so few channels costs little, and runs then span whole rows).
 // A 3-wide window whose output rows are as wide as the input's (a "same"
-// conv) needs no copies: one image padded above and below only, rows W
-// wide, and each tap's loads masked where its window hangs off a row
-// (simd::ConvColumns): a third of the writes, and no wasted columns.
+// conv) needs no copies with AVX-512: one image padded above and below
+// only, rows W wide, and each tap's loads masked where its window hangs off
+// a row (simd::ConvColumns): a third of the writes, and no wasted columns.
 //
 // Each output element is the same fma chain over (c, i, j) in order, then
 // + bias, as the im2col path computes: the two give the same bits.
@@ -7549,7 +7568,8 @@ class DirectConv2dKernel final : public Kernel {
     const std::int64_t kh = w_shape[2], kw = w_shape[3], dw = op.dilations[1];
     const std::int64_t padded_w = width_ + op.pads[1] + op.pads[3];
     depth_ = channels_ * kh * kw;
-    masked_edges_ = depth_ <= kMaxTaps && kw == 3 && out_w_ == width_ && outputs_ > 4;
+    masked_edges_ = depth_ <= kMaxTaps && kw == 3 && out_w_ == width_ && outputs_ > 4 &&
+                    simd::masked_row_edges(active_isa());
     copies_ = !masked_edges_ && shifted_copies_pay(kw, kh, padded_w) ? kw : 1;
     row_w_ = copies_ > 1 || masked_edges_ ? out_w_ : padded_w;
     // Floats before the planes: where a masked tap's row would start left of the first.

@@ -310,8 +310,8 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 /// `Channels` (at most kConvTapChannels) output channels over `Chunks`
 /// vectors of pixels (the last `lanes` wide): Chunks * Channels fma chains
 /// interleaved, as many as hide the fma latency, each tap's vectors loaded
-/// once for them all. With Masked, taps come in threes and tap j's vector c
-/// reads only the lanes masks[j][c] (the rest are zeros: ConvColumns).
+/// once for them all. With Masked (AVX-512), taps come in threes and tap j's
+/// vector c reads only the lanes masks[j][c] (the rest are zeros: ConvColumns).
 template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels, bool Masked = false>
 inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
                            const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
@@ -352,23 +352,24 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
 }
 
 /// One pass over `Chunks` vectors of pixels from pixel l of the run: from the
-/// padded image, or under masks from rows without padding columns.
+/// padded image, or, given `bits` (ConvColumns::bits at the pass's first
+/// column), under masks from rows without padding columns.
 template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
 inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
-                         const float* bias, const ConvColumns* columns, std::int64_t l, std::int64_t channels,
+                         const float* bias, const std::uint64_t* bits, std::int64_t l, std::int64_t channels,
                          float* out, std::int64_t out_stride, std::int64_t lanes) {
-  if (!columns)
-    return conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride,
-                                                        lanes);
-  V::Lanes masks[3][Chunks];
-  const std::uint64_t last = (Chunks - 1) * V::kLanes + lanes;  // the pass's pixels: lanes [0, last)
-  const std::uint64_t pixels = last >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << last) - 1;
-  for (int j = 0; j < 3; ++j) {
-    const std::uint64_t bits = columns->lanes(l, j) & pixels;
-    for (int c = 0; c < Chunks; ++c) masks[j][c] = V::lanes_from_bits(bits >> (c * V::kLanes));
+  if constexpr (V::kLanes >= 16) {  // simd::masked_row_edges: AVX-512 only
+    if (bits) {
+      V::Lanes masks[3][Chunks];
+      const std::uint64_t last = (Chunks - 1) * V::kLanes + lanes;  // the pass's pixels: lanes [0, last)
+      const std::uint64_t pixels = last >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << last) - 1;
+      for (int j = 0; j < 3; ++j)
+        for (int c = 0; c < Chunks; ++c) masks[j][c] = V::lanes_from_bits((bits[j] & pixels) >> (c * V::kLanes));
+      return conv_taps_pass<Bias, Relu, Chunks, Channels, true>(image + l, offsets, taps, w, bias, channels, out,
+                                                                out_stride, lanes, masks);
+    }
   }
-  conv_taps_pass<Bias, Relu, Chunks, Channels, true>(image + l, offsets, taps, w, bias, channels, out, out_stride,
-                                                     lanes, masks);
+  conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride, lanes);
 }
 
 /// Two vectors of pixels per pass with 32 registers, one with 16; with at
@@ -378,30 +379,35 @@ template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
                       const float* bias, const ConvColumns* columns, std::int64_t outputs, float* out,
                       std::int64_t out_stride, std::int64_t n) {
-  if (outputs <= 4) {
+  // The masks' bits at each pass's first column (one division a pass).
+  const auto bits_at = [&](std::int64_t l) {
+    return columns ? columns->bits + (columns->first_column + l) % columns->width * 3 : nullptr;
+  };
+  if (outputs <= 4) {  // never with masked edges (DirectConv2dKernel: more than four outputs)
     constexpr int kWide = V::kLanes >= 16 ? 4 : 2;
     std::int64_t l = 0;
     for (; n - l > (kWide - 1) * V::kLanes; l += kWide * V::kLanes)
-      conv_taps_at<Bias, Relu, kWide, 4>(image, offsets, taps, weights, bias, columns, l, outputs, out + l, out_stride,
-                                         std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
+      conv_taps_pass<Bias, Relu, kWide, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
+                                           std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
     for (; l < n; l += V::kLanes)
-      conv_taps_at<Bias, Relu, 1, 4>(image, offsets, taps, weights, bias, columns, l, outputs, out + l, out_stride,
-                                     std::min<std::int64_t>(n - l, V::kLanes));
+      conv_taps_pass<Bias, Relu, 1, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
+                                       std::min<std::int64_t>(n - l, V::kLanes));
     return;
   }
   constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
   for (std::int64_t l = 0; l < n; l += kChunks * V::kLanes) {
     const bool whole = n - l > (kChunks - 1) * V::kLanes;  // the pass's last vector has lanes
+    const std::uint64_t* bits = bits_at(l);
     for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
       const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], zeros past `outputs`
       const std::int64_t channels = outputs - o0;
       const float* b = Bias ? bias + o0 : nullptr;
       float* dst = out + o0 * out_stride + l;
       if (whole)
-        conv_taps_at<Bias, Relu, kChunks>(image, offsets, taps, w, b, columns, l, channels, dst, out_stride,
+        conv_taps_at<Bias, Relu, kChunks>(image, offsets, taps, w, b, bits, l, channels, dst, out_stride,
                                           n - l - (kChunks - 1) * V::kLanes);
       else
-        conv_taps_at<Bias, Relu, 1>(image, offsets, taps, w, b, columns, l, channels, dst, out_stride, n - l);
+        conv_taps_at<Bias, Relu, 1>(image, offsets, taps, w, b, bits, l, channels, dst, out_stride, n - l);
     }
   }
 }

@@ -27,9 +27,9 @@
 // channel from them (simd::conv_taps), no tile, from column-shifted copies
 // (copying so few channels costs little, and runs then span whole rows).
 // A 3-wide window whose output rows are as wide as the input's (a "same"
-// conv) needs no copies: one image padded above and below only, rows W
-// wide, and each tap's loads masked where its window hangs off a row
-// (simd::ConvColumns): a third of the writes, and no wasted columns.
+// conv) needs no copies with AVX-512: one image padded above and below
+// only, rows W wide, and each tap's loads masked where its window hangs off
+// a row (simd::ConvColumns): a third of the writes, and no wasted columns.
 //
 // Each output element is the same fma chain over (c, i, j) in order, then
 // + bias, as the im2col path computes: the two give the same bits.
@@ -108,7 +108,8 @@ class DirectConv2dKernel final : public Kernel {
     const std::int64_t kh = w_shape[2], kw = w_shape[3], dw = op.dilations[1];
     const std::int64_t padded_w = width_ + op.pads[1] + op.pads[3];
     depth_ = channels_ * kh * kw;
-    masked_edges_ = depth_ <= kMaxTaps && kw == 3 && out_w_ == width_ && outputs_ > 4;
+    masked_edges_ = depth_ <= kMaxTaps && kw == 3 && out_w_ == width_ && outputs_ > 4 &&
+                    simd::masked_row_edges(active_isa());
     copies_ = !masked_edges_ && shifted_copies_pay(kw, kh, padded_w) ? kw : 1;
     row_w_ = copies_ > 1 || masked_edges_ ? out_w_ : padded_w;
     // Floats before the planes: where a masked tap's row would start left of the first.
