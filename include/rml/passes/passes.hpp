@@ -22,7 +22,6 @@
 #include "rml/passes/shrink_broadcast_constants.hpp"
 #include "rml/passes/simplify_shape_ops.hpp"
 #include "rml/passes/sink_reshapes.hpp"
-#include "rml/passes/sink_slices.hpp"
 #include "rml/passes/sink_transposes.hpp"
 #include "rml/passes/unbatch_matmul_weights.hpp"
 
@@ -48,7 +47,7 @@ struct PassList {
 };
 
 /// In the order a round runs them.
-using All = PassList<SimplifyShapeOps, SinkTransposes, SinkReshapes, SinkSlices, DropImplicitBroadcasts, ShrinkBroadcastConstants,
+using All = PassList<SimplifyShapeOps, SinkTransposes, SinkReshapes, DropImplicitBroadcasts, ShrinkBroadcastConstants,
                      FoldBatchNorm, UnbatchMatmulWeights, HoistStepProjections, FuseReductions, FuseAttention,
                      EliminateCommonSubexpressions, FuseLayerNorm, FuseGelu, RecogniseElementwiseFunctions,
                      ShareIdenticalConstants, EliminateDeadCode>;
