@@ -396,7 +396,6 @@ struct V {
     const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
     return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits & 0xFF)), bit), bit);
   }
-
   static void store_masked(float* p, T v, Lanes m) { _mm256_maskstore_ps(p, m, v); }
   static T set1(float v) { return _mm256_set1_ps(v); }
   static T add(T a, T b) { return _mm256_add_ps(a, b); }
