@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = REPO / "docs" / "benchmarks.md"
+DEFAULT_CHART = REPO / "docs" / "images" / "benchmarks.png"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
@@ -59,11 +61,15 @@ def parse_args(argv):
     parser.add_argument("--quick", action="store_true", help="3 short rounds, and a small subset unless given")
     parser.add_argument("--rml", default=str(REPO / "build" / "rml"), help="the rml command-line tool")
     parser.add_argument("--scratch", type=Path, default=REPO / "build" / "bench-frameworks")
-    parser.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
-    parser.add_argument("--chart", type=Path, default=REPO / "docs" / "images" / "benchmarks.png")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--chart", type=Path,
+                        help="the bar chart (default: docs/images/benchmarks.png for the default --out, "
+                             "else --out with .png: a subset run must not overwrite the published chart)")
     parser.add_argument("--note", default="", help="a paragraph for the top of the report")
     parser.add_argument("--from-json", type=Path, help="write the report from an earlier run's results.json")
     args = parser.parse_args(argv)
+    if args.chart is None:
+        args.chart = DEFAULT_CHART if args.out.resolve() == DEFAULT_OUT else args.out.with_suffix(".png")
     for key, value in (QUICK if args.quick else FULL).items():
         if getattr(args, key) is None:
             setattr(args, key, value)
