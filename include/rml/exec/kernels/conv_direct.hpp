@@ -67,6 +67,9 @@ class DirectConv2dKernel final : public Kernel {
   /// but 0.95x for the bench cnn's 32 outputs over 14x14; at 288 and 864
   /// taps within 5 % either way.
   static constexpr std::int64_t kMaxTaps = 144;
+  /// The widest rows read with masked edges: their masks take 24 bytes a
+  /// column (plan time), and wider rows waste little in a padded image.
+  static constexpr std::int64_t kMaxMaskedWidth = 1024;
   /// Multiply-adds below which a conv's images are not split between workers.
   static constexpr std::int64_t kMinSplitMacs = std::int64_t{2} << 20;
   /// Multiply-adds one more copied float must save: a vector fma does 16 or
@@ -108,8 +111,8 @@ class DirectConv2dKernel final : public Kernel {
     const std::int64_t kh = w_shape[2], kw = w_shape[3], dw = op.dilations[1];
     const std::int64_t padded_w = width_ + op.pads[1] + op.pads[3];
     depth_ = channels_ * kh * kw;
-    masked_edges_ = depth_ <= kMaxTaps && kw == 3 && out_w_ == width_ && outputs_ > 4 &&
-                    simd::masked_row_edges(active_isa());
+    masked_edges_ = depth_ <= kMaxTaps && kw == 3 && out_w_ == width_ && out_w_ <= kMaxMaskedWidth &&
+                    outputs_ > 4 && simd::masked_row_edges(active_isa());
     copies_ = !masked_edges_ && shifted_copies_pay(kw, kh, padded_w) ? kw : 1;
     row_w_ = copies_ > 1 || masked_edges_ ? out_w_ : padded_w;
     // Floats before the planes: where a masked tap's row would start left of the first.
