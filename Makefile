@@ -7,7 +7,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 
 # C++ dependencies, all from Debian's packages.
-DEBIAN_PACKAGES := g++ clang-14 clang-16 make cmake ccache libeigen3-dev xtensor-dev nlohmann-json3-dev doctest-dev \
+DEBIAN_PACKAGES := g++ clang-14 clang-16 make cmake ccache libeigen3-dev nlohmann-json3-dev doctest-dev \
                    libbenchmark-dev libflatbuffers-dev flatbuffers-compiler pybind11-dev \
                    python3-venv python3-pip graphviz nodejs chromium
 

@@ -355,6 +355,7 @@ TEST_CASE("preflight names each node a backend lacks: index, op, output and reas
   CHECK(onnx[0].output == "value_2");
   CHECK(onnx[0].reason.find("dilations") != std::string::npos);
   CHECK_THROWS_WITH_AS(Converters::convert("onnx", b.graph()), doctest::Contains("node 1 (avg_pool2d)"), Error);
+  CHECK_THROWS_WITH_AS(convert<Onnx>(b.graph()), doctest::Contains("onnx: 1 node(s) cannot be converted:\n  node 1 (avg_pool2d)"), Error);
 
   const auto relu_only = preflight<ReluOnly>(b.graph());
   REQUIRE(relu_only.size() == 2);
@@ -378,6 +379,14 @@ TEST_CASE("docs/backend-ops.md holds exactly the support report the registry gen
   REQUIRE(to != std::string::npos);
   CHECK_MESSAGE(doc.substr(from + begin.size(), to - from - begin.size()) == support_report(),
                 "docs/backend-ops.md is out of date: run `make docs`");
+}
+
+TEST_CASE("a converter called by type gives the bytes the one named at run time gives") {
+  Builder b;
+  b.output("y", b.op(Exp{}, {b.input("x", TensorType{DType::f32, {2, 3}})}));
+  CHECK(convert<Onnx>(b.graph()).data == Converters::convert("onnx", b.graph()).data);
+  CHECK(convert<Tflite>(b.graph()).data == Converters::convert("tflite", b.graph()).data);
+  CHECK(convert<Dot>(b.graph()).data == Converters::convert("dot", b.graph()).data);
 }
 
 TEST_CASE("unknown formats are named with the list of converters") {

@@ -51,6 +51,21 @@ inline void dump(std::string_view format, const ConvertedModel& model, const Con
 
 }  // namespace converters_detail
 
+/// `graph` converted by `Backend` (Onnx, Tflite, WebNN, Coreml, Dot); a node
+/// the converter cannot take is an error naming every such node.
+template <class Backend>
+ConvertedModel convert(const Graph& graph, const ConvertOptions& options = {}) {
+  const std::vector<Unsupported> unsupported = preflight<Backend>(graph);
+  if (!unsupported.empty()) {
+    std::string message = detail::concat(Backend::name, ": ", unsupported.size(), " node(s) cannot be converted:");
+    for (const Unsupported& u : unsupported) message += "\n  " + describe(u);
+    fail(ErrorCode::unsupported, message);
+  }
+  ConvertedModel model = Backend::convert(graph, options);
+  converters_detail::dump(Backend::name, model, options);
+  return model;
+}
+
 template <class... Backends>
 struct ConverterList {
   static constexpr std::array<std::string_view, sizeof...(Backends)> names{Backends::name...};
@@ -68,20 +83,12 @@ struct ConverterList {
     return found;
   }
 
-  /// The converted model; a node the backend cannot take is an error naming
-  /// every such node.
+  /// The converted model (emit::convert, for the converter named `format`).
+  /// Names chosen at run time compile every converter in the list; a program
+  /// that needs one format calls emit::convert<Backend> and compiles only that one.
   static ConvertedModel convert(std::string_view format, const Graph& graph, const ConvertOptions& options = {}) {
     ConvertedModel model;
-    with(format, [&]<class B>(std::type_identity<B>) {
-      const std::vector<Unsupported> unsupported = emit::preflight<B>(graph);
-      if (!unsupported.empty()) {
-        std::string message = detail::concat(format, ": ", unsupported.size(), " node(s) cannot be converted:");
-        for (const Unsupported& u : unsupported) message += "\n  " + describe(u);
-        fail(ErrorCode::unsupported, message);
-      }
-      model = B::convert(graph, options);
-    });
-    converters_detail::dump(format, model, options);
+    with(format, [&]<class B>(std::type_identity<B>) { model = emit::convert<B>(graph, options); });
     return model;
   }
 

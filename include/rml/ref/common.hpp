@@ -1,15 +1,10 @@
-// What the reference kernels share: input access, xtensor views over rml
-// tensors, and index helpers for broadcasting and N-d iteration.
+// What the reference kernels share: input access and index helpers for
+// broadcasting and N-d iteration (plain loops: obviously correct, and cheap
+// to compile).
 #pragma once
 
 #include <span>
 #include <vector>
-
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xarray.hpp>
-#include <xtensor/xbroadcast.hpp>
-#include <xtensor/xmath.hpp>
-#include <xtensor/xnoalias.hpp>
 
 #include "rml/core/tensor.hpp"
 
@@ -25,23 +20,6 @@ class Inputs {
  private:
   std::span<const Tensor* const> tensors_;
 };
-
-using XShape = std::vector<std::size_t>;
-
-inline XShape xshape(const Shape& shape) { return XShape(shape.begin(), shape.end()); }
-
-/// Read-only xtensor view of a tensor's elements (no copy).
-template <class T>
-auto view(const Tensor& t) {
-  return xt::adapt(t.values<T>().data(), static_cast<std::size_t>(t.elements()), xt::no_ownership(),
-                   xshape(t.shape()));
-}
-/// Writable xtensor view of a tensor's elements (no copy).
-template <class T>
-auto view(Tensor& t) {
-  return xt::adapt(t.values<T>().data(), static_cast<std::size_t>(t.elements()), xt::no_ownership(),
-                   xshape(t.shape()));
-}
 
 /// Calls fn(index) for every multi-index of `shape` in row-major order.
 template <class Fn>

@@ -1,4 +1,5 @@
-// Reference kernels of the elementwise ops, broadcasting through xtensor.
+// Reference kernels of the elementwise ops: each output element from the
+// operands' elements NumPy broadcasting pairs with it (broadcast_offsets).
 #pragma once
 
 #include <algorithm>
@@ -24,9 +25,10 @@ void reference(const Op&, Inputs in, std::span<Tensor> out) {
   visit_dtype(in[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
     if constexpr (Op::accepts == Accepts::any || std::is_same_v<T, float>) {
-      auto result = view<T>(out[0]);
-      xt::noalias(result) = xt::make_lambda_xfunction([](T a, T b) { return T(Op::apply(a, b)); },
-                                                      view<T>(in[0]), view<T>(in[1]));
+      const auto a = in[0].values<T>(), b = in[1].values<T>();
+      const auto at_a = broadcast_offsets(out[0].shape(), in[0].shape()), at_b = broadcast_offsets(out[0].shape(), in[1].shape());
+      auto y = out[0].values<T>();
+      for (std::size_t i = 0; i < y.size(); ++i) y[i] = T(Op::apply(a[at_a[i]], b[at_b[i]]));
     }
   });
 }
@@ -35,20 +37,25 @@ template <CompareOp Op>
 void reference(const Op&, Inputs in, std::span<Tensor> out) {
   visit_dtype(in[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    auto result = view<float>(out[0]);
-    xt::noalias(result) = xt::make_lambda_xfunction(
-        [](T a, T b) { return Op::apply(a, b) ? 1.0f : 0.0f; }, view<T>(in[0]), view<T>(in[1]));
+    const auto a = in[0].values<T>(), b = in[1].values<T>();
+    const auto at_a = broadcast_offsets(out[0].shape(), in[0].shape()), at_b = broadcast_offsets(out[0].shape(), in[1].shape());
+    auto y = out[0].values<float>();
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = Op::apply(a[at_a[i]], b[at_b[i]]) ? 1.0f : 0.0f;
   });
 }
 
 inline void reference(const Select&, Inputs in, std::span<Tensor> out) {
+  const Shape& shape = out[0].shape();
+  const auto at_c = broadcast_offsets(shape, in[0].shape()), at_a = broadcast_offsets(shape, in[1].shape()),
+             at_b = broadcast_offsets(shape, in[2].shape());
   visit_dtype(in[0].dtype(), [&](auto cond_zero) {
     using C = decltype(cond_zero);
     visit_dtype(in[1].dtype(), [&](auto zero) {
       using T = decltype(zero);
-      auto result = view<T>(out[0]);
-      xt::noalias(result) = xt::make_lambda_xfunction(
-          [](C c, T a, T b) { return c != C(0) ? a : b; }, view<C>(in[0]), view<T>(in[1]), view<T>(in[2]));
+      const auto c = in[0].values<C>();
+      const auto a = in[1].values<T>(), b = in[2].values<T>();
+      auto y = out[0].values<T>();
+      for (std::size_t i = 0; i < y.size(); ++i) y[i] = c[at_c[i]] != C(0) ? a[at_a[i]] : b[at_b[i]];
     });
   });
 }

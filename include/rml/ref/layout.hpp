@@ -3,8 +3,6 @@
 
 #include <cstring>
 
-#include <xtensor/xmanipulation.hpp>
-
 #include "rml/ops/layout.hpp"
 #include "rml/ref/common.hpp"
 
@@ -14,20 +12,28 @@ inline void reference(const Reshape&, Inputs in, std::span<Tensor> out) {
   if (in[0].bytes() != 0) std::memcpy(out[0].raw(), in[0].raw(), in[0].bytes());
 }
 
+/// Output axis d walks input axis perm[d].
 inline void reference(const Transpose& op, Inputs in, std::span<Tensor> out) {
+  const Shape strides = contiguous_strides(in[0].shape());
   visit_dtype(in[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    auto result = view<T>(out[0]);
-    const XShape perm(op.perm.begin(), op.perm.end());
-    xt::noalias(result) = xt::transpose(view<T>(in[0]), perm);
+    const T* x = in[0].values<T>().data();
+    T* y = out[0].values<T>().data();
+    for_each_index(out[0].shape(), [&](const Shape& index) {
+      std::int64_t offset = 0;
+      for (std::size_t d = 0; d < index.size(); ++d) offset += index[d] * strides[static_cast<std::size_t>(op.perm[d])];
+      *y++ = x[offset];
+    });
   });
 }
 
-inline void reference(const BroadcastTo& op, Inputs in, std::span<Tensor> out) {
+inline void reference(const BroadcastTo&, Inputs in, std::span<Tensor> out) {
+  const auto at = broadcast_offsets(out[0].shape(), in[0].shape());
   visit_dtype(in[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    auto result = view<T>(out[0]);
-    xt::noalias(result) = xt::broadcast(view<T>(in[0]), xshape(op.shape));
+    const auto x = in[0].values<T>();
+    auto y = out[0].values<T>();
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = x[at[i]];
   });
 }
 
