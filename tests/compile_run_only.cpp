@@ -1,5 +1,5 @@
 // A run-only consumer: loads a model and runs it through the executor,
-// including nothing but rml/run.hpp (no xtensor, no reference kernels).
+// including nothing but rml/run.hpp (no JSON library, no reference kernels).
 // Built by the test suite so the header stays self-sufficient, and timed by
 // `make compile-time`, header-only and as a split-mode file (-DRML_SPLIT,
 // which sees declarations only).

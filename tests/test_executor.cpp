@@ -961,6 +961,56 @@ TEST_CASE("a stride-1 conv2d read in place from the padded image (or its column-
   CHECK(in_place == 3 * 3 * 2);  // the 1x1 over 144 channels and the last two
 }
 
+TEST_CASE("a few-tap conv2d's images share the vector of their planes' last pixels, with the packed-columns path's bits") {
+  // Where a plane's pixels leave at most eight lanes in its last vector, AVX-512
+  // packs 16 / that many images' last pixels into one (simd::conv_taps_tails),
+  // each lane still its own fma chain.
+  Rng rng(37);
+  struct Case {
+    std::int64_t n, c, o, h, w, kh, kw;
+    Ints pads;
+  };
+  const std::vector<Case> cases{
+      {16, 16, 32, 14, 14, 3, 3, {1, 1, 1, 1}},  // the bench cnn's second conv at batch 16: 4 lanes, 4 images a vector
+      {5, 3, 11, 5, 4, 3, 3, {1, 1, 1, 1}},      // 4 lanes, the last vector one image; a part-filled block of outputs
+      {3, 2, 7, 4, 6, 3, 3, {1, 1, 1, 1}},       // 8 lanes: two images, then one
+      {20, 1, 6, 1, 17, 3, 3, {1, 1, 1, 1}},     // one lane: 16 images, then 4
+      {3, 8, 6, 3, 7, 1, 1, {0, 0, 0, 0}},       // 5 lanes of the input read in place
+      {2, 3, 9, 7, 3, 3, 3, {0, 2, 1, 0}},       // 2 lanes (6 x 3 outputs), both padding columns on the left
+  };
+  int packed = 0;
+  for (const Case& c : cases)
+    for (const bool relu : {true, false}) {
+      Conv2d op;
+      op.pads = c.pads;
+      const Tensor x = uniform(rng, {c.n, c.c, c.h, c.w}, -1, 1);
+      const Tensor w = conv_weight(rng, {c.o, c.c, c.kh, c.kw});
+      const Tensor bias = uniform(rng, {c.o}, -1, 1);
+      TensorMap results[2];
+      for (const bool weight_input : {false, true}) {
+        Builder b;
+        const auto xv = b.input("x", x);
+        const auto wv = weight_input ? b.input("w", w) : b.constant(w);
+        const ValueId y = relu ? b.op(Relu{}, {b.op(op, {xv, wv, b.constant(bias)})}) : b.op(op, {xv, wv});
+        b.output("y", y);
+        TensorMap inputs{{"x", x}};
+        if (weight_input) inputs.emplace("w", w);
+        const Model model(b.graph());
+        for (const int threads : {1, 2}) {
+          const Executor executor(model, {threads, true});
+          packed += executor.describe().find("in a vector with") != std::string::npos;
+          TensorMap out = executor.run(inputs);
+          if (threads == 1) results[weight_input] = out;
+          CHECK(std::memcmp(out.at("y").raw(), results[weight_input].at("y").raw(), out.at("y").bytes()) == 0);
+        }
+      }
+      CAPTURE(to_string(Shape{c.n, c.c, c.h, c.w}));
+      CAPTURE(relu);
+      CHECK(std::memcmp(results[0].at("y").raw(), results[1].at("y").raw(), results[0].at("y").bytes()) == 0);
+    }
+  CHECK(packed == (exec::simd::packs_image_tails(exec::active_isa()) ? 6 : 0) * 2 * 2);  // cases, relu or not, threads
+}
+
 TEST_CASE("a direct conv2d reads a channel concat of nearest-upsampled values as it pads: the unfused plan's bits") {
   // conv(concat(upsample(a), b)) as PyTorch exports a U-Net's decoder: fused,
   // the concat and the upsampling run inside the conv's padding (never

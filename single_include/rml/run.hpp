@@ -5577,6 +5577,11 @@ struct ConvColumns {
 /// slower than from column-shifted copies).
 inline bool masked_row_edges(Isa isa) { return isa == Isa::avx512; }
 
+/// Whether conv_taps_tails packs several images' last pixels into one vector
+/// on this instruction set: with AVX-512, where a run's last vector holds
+/// up to 15 idle lanes (the bench cnn's 14x14 planes: 4 of 16 used).
+inline bool packs_image_tails(Isa isa) { return isa == Isa::avx512; }
+
 /// ConvColumns' bits for a 3-wide window whose taps read columns shifted by
 /// shift[j] (j * dilation - left pad) on rows `width` wide.
 inline std::vector<std::uint64_t> conv_column_bits(std::int64_t width, const std::int64_t (&shift)[3]) {
@@ -5753,6 +5758,10 @@ struct V {
     return _mm256_andnot_si256(first_lanes(lo), first_lanes(hi));
   }
   static T load_masked(const float* p, Lanes m) { return _mm256_maskload_ps(p, m); }
+  /// `into` with the lanes `m` of p loaded over it (nothing else of p is read).
+  static T load_masked_into(T into, const float* p, Lanes m) {
+    return _mm256_blendv_ps(into, _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+  }
   /// Lane l set where bit l of `bits` is (named by the shared conv_taps_at,
   /// though AVX2 reads no rows with masked edges: masked_row_edges).
   static Lanes lanes_from_bits(std::uint64_t bits) {
@@ -6189,6 +6198,41 @@ inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::i
   conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride, lanes);
 }
 
+/// The last `lanes` pixels of `count` images' runs as one vector: image s's
+/// in lanes [s * lanes, (s + 1) * lanes), each tap's lanes loaded from that
+/// image's own rows (merged, masked loads; with `bits`, ConvColumns::bits at
+/// those pixels' column, zeros where a row's edge is, as conv_taps_at). Every
+/// lane is the fma chain conv_taps_pass gives it image by image.
+template <bool Bias, bool Relu>
+inline void conv_taps_tails(const float* const* images, int count, const std::int64_t* offsets, std::int64_t taps,
+                            const float* weights, const float* bias, const std::uint64_t* bits,
+                            std::int64_t outputs, float* const* outs, std::int64_t out_stride, std::int64_t lanes) {
+  constexpr int kMaxImages = static_cast<int>(V::kLanes);
+  const std::uint64_t pixels = (std::uint64_t{1} << lanes) - 1;
+  V::Lanes own[kMaxImages], masks[3][kMaxImages];  // per image: its lanes; per tap column j: those it reads
+  for (int s = 0; s < count; ++s) {
+    const int shift = static_cast<int>(s * lanes);
+    own[s] = V::lanes_from_bits(pixels << shift);
+    for (int j = 0; j < 3; ++j) masks[j][s] = V::lanes_from_bits((bits ? bits[j] & pixels : pixels) << shift);
+  }
+  for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
+    const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], as conv_taps
+    V::T acc[kConvTapChannels];
+    for (int u = 0; u < kConvTapChannels; ++u) acc[u] = V::set1(0.0f);
+    for (std::int64_t t = 0; t < taps; ++t, w += kConvTapChannels) {
+      const V::Lanes* m = masks[bits ? t % 3 : 0];  // with masked edges, taps come in threes (c, i, j)
+      V::T x = V::load_masked(images[0] + offsets[t], m[0]);
+      for (int s = 1; s < count; ++s) x = V::load_masked_into(x, images[s] + offsets[t] - s * lanes, m[s]);
+      RML_UNROLL
+      for (int u = 0; u < kConvTapChannels; ++u) acc[u] = V::fma(V::set1(w[u]), x, acc[u]);
+    }
+    for (int u = 0; u < kConvTapChannels && o0 + u < outputs; ++u) {
+      const V::T y = conv_output_v<Bias, Relu>(acc[u], V::set1(Bias ? bias[o0 + u] : 0.0f));
+      for (int s = 0; s < count; ++s) V::store_masked(outs[s] + (o0 + u) * out_stride - s * lanes, y, own[s]);
+    }
+  }
+}
+
 /// Two vectors of pixels per pass with 32 registers, one with 16; with at
 /// most four output channels (a 1x1 conv to RGB), four channels over twice
 /// as many vectors instead of eight channels, half of them idle.
@@ -6253,6 +6297,8 @@ struct V {
   }
   /// The lanes `m` of p (nothing else is read), zeros in the others.
   static T load_masked(const float* p, Lanes m) { return _mm512_maskz_loadu_ps(m, p); }
+  /// `into` with the lanes `m` of p loaded over it (nothing else of p is read).
+  static T load_masked_into(T into, const float* p, Lanes m) { return _mm512_mask_loadu_ps(into, m, p); }
   /// Lane l set where bit l of `bits` is.
   static Lanes lanes_from_bits(std::uint64_t bits) { return static_cast<Lanes>(bits & 0xFFFF); }
   static void store_masked(float* p, T v, Lanes m) { _mm512_mask_storeu_ps(p, m, v); }
@@ -6693,6 +6739,41 @@ inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::i
   conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride, lanes);
 }
 
+/// The last `lanes` pixels of `count` images' runs as one vector: image s's
+/// in lanes [s * lanes, (s + 1) * lanes), each tap's lanes loaded from that
+/// image's own rows (merged, masked loads; with `bits`, ConvColumns::bits at
+/// those pixels' column, zeros where a row's edge is, as conv_taps_at). Every
+/// lane is the fma chain conv_taps_pass gives it image by image.
+template <bool Bias, bool Relu>
+inline void conv_taps_tails(const float* const* images, int count, const std::int64_t* offsets, std::int64_t taps,
+                            const float* weights, const float* bias, const std::uint64_t* bits,
+                            std::int64_t outputs, float* const* outs, std::int64_t out_stride, std::int64_t lanes) {
+  constexpr int kMaxImages = static_cast<int>(V::kLanes);
+  const std::uint64_t pixels = (std::uint64_t{1} << lanes) - 1;
+  V::Lanes own[kMaxImages], masks[3][kMaxImages];  // per image: its lanes; per tap column j: those it reads
+  for (int s = 0; s < count; ++s) {
+    const int shift = static_cast<int>(s * lanes);
+    own[s] = V::lanes_from_bits(pixels << shift);
+    for (int j = 0; j < 3; ++j) masks[j][s] = V::lanes_from_bits((bits ? bits[j] & pixels : pixels) << shift);
+  }
+  for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
+    const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], as conv_taps
+    V::T acc[kConvTapChannels];
+    for (int u = 0; u < kConvTapChannels; ++u) acc[u] = V::set1(0.0f);
+    for (std::int64_t t = 0; t < taps; ++t, w += kConvTapChannels) {
+      const V::Lanes* m = masks[bits ? t % 3 : 0];  // with masked edges, taps come in threes (c, i, j)
+      V::T x = V::load_masked(images[0] + offsets[t], m[0]);
+      for (int s = 1; s < count; ++s) x = V::load_masked_into(x, images[s] + offsets[t] - s * lanes, m[s]);
+      RML_UNROLL
+      for (int u = 0; u < kConvTapChannels; ++u) acc[u] = V::fma(V::set1(w[u]), x, acc[u]);
+    }
+    for (int u = 0; u < kConvTapChannels && o0 + u < outputs; ++u) {
+      const V::T y = conv_output_v<Bias, Relu>(acc[u], V::set1(Bias ? bias[o0 + u] : 0.0f));
+      for (int s = 0; s < count; ++s) V::store_masked(outs[s] + (o0 + u) * out_stride - s * lanes, y, own[s]);
+    }
+  }
+}
+
 /// Two vectors of pixels per pass with 32 registers, one with 16; with at
 /// most four output channels (a 1x1 conv to RGB), four channels over twice
 /// as many vectors instead of eight channels, half of them idle.
@@ -6966,6 +7047,27 @@ inline void conv_taps(Isa isa, const float* image, const std::int64_t* offsets, 
 #endif
     portable::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
   });
+}
+
+/// conv_taps over the last `lanes` pixels of `count` images' runs, in one
+/// vector (count * lanes at most the vector's lanes; AVX-512 only:
+/// packs_image_tails): images[s] and outs[s] point at image s's first such
+/// pixel, in its image and its output. With `bits` (ConvColumns::bits at
+/// that pixel's column), rows have masked edges as in conv_taps. The same
+/// bits as conv_taps over each image's whole run.
+inline void conv_taps_tails(Isa isa, const float* const* images, int count, const std::int64_t* offsets,
+                            std::int64_t taps, const float* weights, const float* bias, bool relu,
+                            const std::uint64_t* bits, std::int64_t outputs, float* const* outs,
+                            std::int64_t out_stride, std::int64_t lanes) {
+  if (!packs_image_tails(isa) || count * lanes > 16)
+    fail(ErrorCode::internal, "conv_taps_tails: ", count, " images of ", lanes, " pixels in one vector need AVX-512");
+#if RML_X86_DISPATCH
+  with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
+    constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
+    avx512::conv_taps_tails<kBias, kRelu>(images, count, offsets, taps, weights, bias, bits, outputs, outs, out_stride,
+                                          lanes);
+  });
+#endif
 }
 
 template <Function F>
@@ -7599,6 +7701,14 @@ class DirectConv2dKernel final : public Kernel {
     in_place_ = few_taps_ && copies_ == 1 && op.pads == Ints{0, 0, 0, 0} && pieces_.size() == 1 &&
                 pieces_[0].scale_h == 1 && pieces_[0].scale_w == 1;
     if (in_place_) shared_scratch_bytes = 0;
+    // Runs whose last vector is mostly idle share it with other images' (AVX-512):
+    // each image's run is then its whole plane, and nothing but bias and relu follows.
+    const std::int64_t plane = out_h_ * out_w_, lanes = 16;
+    tail_ = few_taps_ && row_w_ == out_w_ && op.groups == 1 && batch_ > 1 && outputs_ > 4 && plane > lanes &&
+                    (!epilogue_ || relu_in_store_) && simd::packs_image_tails(active_isa())
+                ? plane % lanes
+                : 0;
+    if (tail_ > lanes / 2) tail_ = 0;  // one image a vector: nothing to share
     if (few_taps_) {  // no tile
       for (std::int64_t g = 0; g < op.groups; ++g) {
         const std::vector<float> packed =
@@ -7650,8 +7760,9 @@ class DirectConv2dKernel final : public Kernel {
     // would pull the image across cores for less work than that costs.
     const std::int64_t images_count = batch_ * groups;
     const std::int64_t wanted = images_count * outputs_ * depth_ * virtual_pixels_ >= kMinSplitMacs ? ctx.pool->size() : 1;
-    // A task's pixels: virtual ones, or output ones where panels are whole rows.
-    const std::int64_t pixels = whole_panel_rows_ ? out_h_ * out_w_ : virtual_pixels_;
+    // A task's pixels: virtual ones, or output ones where panels are whole rows;
+    // not the tails that images share (run_tails).
+    const std::int64_t pixels = (whole_panel_rows_ ? out_h_ * out_w_ : virtual_pixels_) - tail_;
     const std::int64_t per_image = std::max((pixels + tile_cols_ - 1) / tile_cols_, (wanted + images_count - 1) / images_count);
     const std::int64_t share = (pixels + per_image - 1) / per_image;
     const std::int64_t width = std::min(tile_cols_, (share + nr_ - 1) / nr_ * nr_);
@@ -7685,6 +7796,7 @@ class DirectConv2dKernel final : public Kernel {
           for (std::int64_t task = image * tiles; task < (image + 1) * tiles; ++task) multiply_tile(task, thread);
         }
       });
+      run_tails(ctx, source, image_floats, bias);
       return;
     }
     // Otherwise padded planes a channel at a time on every worker (with one
@@ -7697,6 +7809,7 @@ class DirectConv2dKernel final : public Kernel {
     ctx.pool->parallel_for(images_count * tiles, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
       for (std::int64_t task = t0; task < t1; ++task) multiply_tile(task, thread);
     });
+    run_tails(ctx, source, image_floats, bias);
   }
 
   std::string describe() const override { return describe_product() + describe_input(); }
@@ -7719,7 +7832,11 @@ class DirectConv2dKernel final : public Kernel {
                             in_place_        ? "the input, read in place"
                             : masked_edges_ ? "the image padded above and below, rows' edges masked"
                                             : "the padded image",
-                            op_.groups > 1 ? ", per group" : "", ")", bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
+                            op_.groups > 1 ? ", per group" : "",
+                            tail_ ? detail::concat("; each image's last ", tail_, " in a vector with ", 16 / tail_ - 1,
+                                                   " other images'")
+                                  : "",
+                            ")", bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
                             epilogue_ && !relu_in_store_ ? ", epilogue: " + epilogue_->describe() : "");
     std::string text = detail::concat("conv2d direct (", outputs_, "x", depth_, " @ ", depth_, "x",
                                       whole_panel_rows_ ? out_h_ * out_w_ : virtual_pixels_, " read in place from ",
@@ -7875,6 +7992,30 @@ class DirectConv2dKernel final : public Kernel {
     }
   }
 
+  /// With tail_: each image's last tail_ pixels, 16 / tail_ images a vector
+  /// (simd::conv_taps_tails), once every image is padded.
+  void run_tails(RunContext& ctx, const float* source, std::int64_t image_floats, const float* bias) const {
+    if (tail_ == 0) return;
+    const std::int64_t plane = out_h_ * out_w_, first = plane - tail_, per_vector = 16 / tail_;
+    const std::uint64_t* bits = masked_edges_ ? column_bits_.data() + first % out_w_ * 3 : nullptr;
+    const float* weights = tap_weights_.data();
+    float* out = ctx.value<float>(target());
+    ctx.pool->parallel_for((batch_ + per_vector - 1) / per_vector, 1, [&](std::int64_t v0, std::int64_t v1, int) {
+      for (std::int64_t v = v0; v < v1; ++v) {
+        const float* images[16];
+        float* outs[16];
+        const int count = static_cast<int>(std::min(per_vector, batch_ - v * per_vector));
+        for (int s = 0; s < count; ++s) {
+          const std::int64_t image = v * per_vector + s;
+          images[s] = source + image * image_floats + first;
+          outs[s] = out + image * outputs_ * plane + first;
+        }
+        simd::conv_taps_tails(active_isa(), images, count, offsets_.data(), depth_, weights, bias, relu_in_store_,
+                              bits, outputs_, outs, plane, tail_);
+      }
+    });
+  }
+
   /// multiply() with few taps: every output channel of each run of output
   /// pixels from its taps' vectors, straight to `out` (simd::conv_taps).
   void multiply_taps(const float* image, std::int64_t g, std::int64_t v0, std::int64_t v1, const float* bias,
@@ -7906,6 +8047,7 @@ class DirectConv2dKernel final : public Kernel {
   bool relu_in_store_ = false;   // the epilogue is one relu, applied as tiles are stored
   bool few_taps_ = false;        // depth_ <= kMaxTaps: simd::conv_taps, no micro tiles
   bool in_place_ = false;        // few taps and no padding: the input read as it is, no padded copy
+  std::int64_t tail_ = 0;        // few taps: each plane's last pixels, shared with other images' in a vector (run_tails)
   // Few taps, a 3-wide window, W' = W: one image W wide padded above and
   // below, its taps' loads masked at the rows' edges (column_bits_).
   bool masked_edges_ = false;

@@ -372,6 +372,41 @@ inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::i
   conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride, lanes);
 }
 
+/// The last `lanes` pixels of `count` images' runs as one vector: image s's
+/// in lanes [s * lanes, (s + 1) * lanes), each tap's lanes loaded from that
+/// image's own rows (merged, masked loads; with `bits`, ConvColumns::bits at
+/// those pixels' column, zeros where a row's edge is, as conv_taps_at). Every
+/// lane is the fma chain conv_taps_pass gives it image by image.
+template <bool Bias, bool Relu>
+inline void conv_taps_tails(const float* const* images, int count, const std::int64_t* offsets, std::int64_t taps,
+                            const float* weights, const float* bias, const std::uint64_t* bits,
+                            std::int64_t outputs, float* const* outs, std::int64_t out_stride, std::int64_t lanes) {
+  constexpr int kMaxImages = static_cast<int>(V::kLanes);
+  const std::uint64_t pixels = (std::uint64_t{1} << lanes) - 1;
+  V::Lanes own[kMaxImages], masks[3][kMaxImages];  // per image: its lanes; per tap column j: those it reads
+  for (int s = 0; s < count; ++s) {
+    const int shift = static_cast<int>(s * lanes);
+    own[s] = V::lanes_from_bits(pixels << shift);
+    for (int j = 0; j < 3; ++j) masks[j][s] = V::lanes_from_bits((bits ? bits[j] & pixels : pixels) << shift);
+  }
+  for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
+    const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], as conv_taps
+    V::T acc[kConvTapChannels];
+    for (int u = 0; u < kConvTapChannels; ++u) acc[u] = V::set1(0.0f);
+    for (std::int64_t t = 0; t < taps; ++t, w += kConvTapChannels) {
+      const V::Lanes* m = masks[bits ? t % 3 : 0];  // with masked edges, taps come in threes (c, i, j)
+      V::T x = V::load_masked(images[0] + offsets[t], m[0]);
+      for (int s = 1; s < count; ++s) x = V::load_masked_into(x, images[s] + offsets[t] - s * lanes, m[s]);
+      RML_UNROLL
+      for (int u = 0; u < kConvTapChannels; ++u) acc[u] = V::fma(V::set1(w[u]), x, acc[u]);
+    }
+    for (int u = 0; u < kConvTapChannels && o0 + u < outputs; ++u) {
+      const V::T y = conv_output_v<Bias, Relu>(acc[u], V::set1(Bias ? bias[o0 + u] : 0.0f));
+      for (int s = 0; s < count; ++s) V::store_masked(outs[s] + (o0 + u) * out_stride - s * lanes, y, own[s]);
+    }
+  }
+}
+
 /// Two vectors of pixels per pass with 32 registers, one with 16; with at
 /// most four output channels (a 1x1 conv to RGB), four channels over twice
 /// as many vectors instead of eight channels, half of them idle.

@@ -214,6 +214,11 @@ struct ConvColumns {
 /// slower than from column-shifted copies).
 inline bool masked_row_edges(Isa isa) { return isa == Isa::avx512; }
 
+/// Whether conv_taps_tails packs several images' last pixels into one vector
+/// on this instruction set: with AVX-512, where a run's last vector holds
+/// up to 15 idle lanes (the bench cnn's 14x14 planes: 4 of 16 used).
+inline bool packs_image_tails(Isa isa) { return isa == Isa::avx512; }
+
 /// ConvColumns' bits for a 3-wide window whose taps read columns shifted by
 /// shift[j] (j * dilation - left pad) on rows `width` wide.
 inline std::vector<std::uint64_t> conv_column_bits(std::int64_t width, const std::int64_t (&shift)[3]) {
@@ -390,6 +395,10 @@ struct V {
     return _mm256_andnot_si256(first_lanes(lo), first_lanes(hi));
   }
   static T load_masked(const float* p, Lanes m) { return _mm256_maskload_ps(p, m); }
+  /// `into` with the lanes `m` of p loaded over it (nothing else of p is read).
+  static T load_masked_into(T into, const float* p, Lanes m) {
+    return _mm256_blendv_ps(into, _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+  }
   /// Lane l set where bit l of `bits` is (named by the shared conv_taps_at,
   /// though AVX2 reads no rows with masked edges: masked_row_edges).
   static Lanes lanes_from_bits(std::uint64_t bits) {
@@ -476,6 +485,8 @@ struct V {
   }
   /// The lanes `m` of p (nothing else is read), zeros in the others.
   static T load_masked(const float* p, Lanes m) { return _mm512_maskz_loadu_ps(m, p); }
+  /// `into` with the lanes `m` of p loaded over it (nothing else of p is read).
+  static T load_masked_into(T into, const float* p, Lanes m) { return _mm512_mask_loadu_ps(into, m, p); }
   /// Lane l set where bit l of `bits` is.
   static Lanes lanes_from_bits(std::uint64_t bits) { return static_cast<Lanes>(bits & 0xFFFF); }
   static void store_masked(float* p, T v, Lanes m) { _mm512_mask_storeu_ps(p, m, v); }
@@ -775,6 +786,27 @@ inline void conv_taps(Isa isa, const float* image, const std::int64_t* offsets, 
 #endif
     portable::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
   });
+}
+
+/// conv_taps over the last `lanes` pixels of `count` images' runs, in one
+/// vector (count * lanes at most the vector's lanes; AVX-512 only:
+/// packs_image_tails): images[s] and outs[s] point at image s's first such
+/// pixel, in its image and its output. With `bits` (ConvColumns::bits at
+/// that pixel's column), rows have masked edges as in conv_taps. The same
+/// bits as conv_taps over each image's whole run.
+inline void conv_taps_tails(Isa isa, const float* const* images, int count, const std::int64_t* offsets,
+                            std::int64_t taps, const float* weights, const float* bias, bool relu,
+                            const std::uint64_t* bits, std::int64_t outputs, float* const* outs,
+                            std::int64_t out_stride, std::int64_t lanes) {
+  if (!packs_image_tails(isa) || count * lanes > 16)
+    fail(ErrorCode::internal, "conv_taps_tails: ", count, " images of ", lanes, " pixels in one vector need AVX-512");
+#if RML_X86_DISPATCH
+  with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
+    constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
+    avx512::conv_taps_tails<kBias, kRelu>(images, count, offsets, taps, weights, bias, bits, outputs, outs, out_stride,
+                                          lanes);
+  });
+#endif
 }
 
 template <Function F>

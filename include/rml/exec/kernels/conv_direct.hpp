@@ -140,6 +140,14 @@ class DirectConv2dKernel final : public Kernel {
     in_place_ = few_taps_ && copies_ == 1 && op.pads == Ints{0, 0, 0, 0} && pieces_.size() == 1 &&
                 pieces_[0].scale_h == 1 && pieces_[0].scale_w == 1;
     if (in_place_) shared_scratch_bytes = 0;
+    // Runs whose last vector is mostly idle share it with other images' (AVX-512):
+    // each image's run is then its whole plane, and nothing but bias and relu follows.
+    const std::int64_t plane = out_h_ * out_w_, lanes = 16;
+    tail_ = few_taps_ && row_w_ == out_w_ && op.groups == 1 && batch_ > 1 && outputs_ > 4 && plane > lanes &&
+                    (!epilogue_ || relu_in_store_) && simd::packs_image_tails(active_isa())
+                ? plane % lanes
+                : 0;
+    if (tail_ > lanes / 2) tail_ = 0;  // one image a vector: nothing to share
     if (few_taps_) {  // no tile
       for (std::int64_t g = 0; g < op.groups; ++g) {
         const std::vector<float> packed =
@@ -191,8 +199,9 @@ class DirectConv2dKernel final : public Kernel {
     // would pull the image across cores for less work than that costs.
     const std::int64_t images_count = batch_ * groups;
     const std::int64_t wanted = images_count * outputs_ * depth_ * virtual_pixels_ >= kMinSplitMacs ? ctx.pool->size() : 1;
-    // A task's pixels: virtual ones, or output ones where panels are whole rows.
-    const std::int64_t pixels = whole_panel_rows_ ? out_h_ * out_w_ : virtual_pixels_;
+    // A task's pixels: virtual ones, or output ones where panels are whole rows;
+    // not the tails that images share (run_tails).
+    const std::int64_t pixels = (whole_panel_rows_ ? out_h_ * out_w_ : virtual_pixels_) - tail_;
     const std::int64_t per_image = std::max((pixels + tile_cols_ - 1) / tile_cols_, (wanted + images_count - 1) / images_count);
     const std::int64_t share = (pixels + per_image - 1) / per_image;
     const std::int64_t width = std::min(tile_cols_, (share + nr_ - 1) / nr_ * nr_);
@@ -226,6 +235,7 @@ class DirectConv2dKernel final : public Kernel {
           for (std::int64_t task = image * tiles; task < (image + 1) * tiles; ++task) multiply_tile(task, thread);
         }
       });
+      run_tails(ctx, source, image_floats, bias);
       return;
     }
     // Otherwise padded planes a channel at a time on every worker (with one
@@ -238,6 +248,7 @@ class DirectConv2dKernel final : public Kernel {
     ctx.pool->parallel_for(images_count * tiles, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
       for (std::int64_t task = t0; task < t1; ++task) multiply_tile(task, thread);
     });
+    run_tails(ctx, source, image_floats, bias);
   }
 
   std::string describe() const override { return describe_product() + describe_input(); }
@@ -260,7 +271,11 @@ class DirectConv2dKernel final : public Kernel {
                             in_place_        ? "the input, read in place"
                             : masked_edges_ ? "the image padded above and below, rows' edges masked"
                                             : "the padded image",
-                            op_.groups > 1 ? ", per group" : "", ")", bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
+                            op_.groups > 1 ? ", per group" : "",
+                            tail_ ? detail::concat("; each image's last ", tail_, " in a vector with ", 16 / tail_ - 1,
+                                                   " other images'")
+                                  : "",
+                            ")", bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
                             epilogue_ && !relu_in_store_ ? ", epilogue: " + epilogue_->describe() : "");
     std::string text = detail::concat("conv2d direct (", outputs_, "x", depth_, " @ ", depth_, "x",
                                       whole_panel_rows_ ? out_h_ * out_w_ : virtual_pixels_, " read in place from ",
@@ -416,6 +431,30 @@ class DirectConv2dKernel final : public Kernel {
     }
   }
 
+  /// With tail_: each image's last tail_ pixels, 16 / tail_ images a vector
+  /// (simd::conv_taps_tails), once every image is padded.
+  void run_tails(RunContext& ctx, const float* source, std::int64_t image_floats, const float* bias) const {
+    if (tail_ == 0) return;
+    const std::int64_t plane = out_h_ * out_w_, first = plane - tail_, per_vector = 16 / tail_;
+    const std::uint64_t* bits = masked_edges_ ? column_bits_.data() + first % out_w_ * 3 : nullptr;
+    const float* weights = tap_weights_.data();
+    float* out = ctx.value<float>(target());
+    ctx.pool->parallel_for((batch_ + per_vector - 1) / per_vector, 1, [&](std::int64_t v0, std::int64_t v1, int) {
+      for (std::int64_t v = v0; v < v1; ++v) {
+        const float* images[16];
+        float* outs[16];
+        const int count = static_cast<int>(std::min(per_vector, batch_ - v * per_vector));
+        for (int s = 0; s < count; ++s) {
+          const std::int64_t image = v * per_vector + s;
+          images[s] = source + image * image_floats + first;
+          outs[s] = out + image * outputs_ * plane + first;
+        }
+        simd::conv_taps_tails(active_isa(), images, count, offsets_.data(), depth_, weights, bias, relu_in_store_,
+                              bits, outputs_, outs, plane, tail_);
+      }
+    });
+  }
+
   /// multiply() with few taps: every output channel of each run of output
   /// pixels from its taps' vectors, straight to `out` (simd::conv_taps).
   void multiply_taps(const float* image, std::int64_t g, std::int64_t v0, std::int64_t v1, const float* bias,
@@ -447,6 +486,7 @@ class DirectConv2dKernel final : public Kernel {
   bool relu_in_store_ = false;   // the epilogue is one relu, applied as tiles are stored
   bool few_taps_ = false;        // depth_ <= kMaxTaps: simd::conv_taps, no micro tiles
   bool in_place_ = false;        // few taps and no padding: the input read as it is, no padded copy
+  std::int64_t tail_ = 0;        // few taps: each plane's last pixels, shared with other images' in a vector (run_tails)
   // Few taps, a 3-wide window, W' = W: one image W wide padded above and
   // below, its taps' loads masked at the rows' edges (column_bits_).
   bool masked_edges_ = false;
