@@ -141,6 +141,6 @@ TEST_CASE("json: malformed text, duplicate keys, deep nesting and overflowing nu
 
 TEST_CASE("json: attributes given as nlohmann values keep non-finite numbers a file cannot hold") {
   const AnyOp pad = op_from_json("pad", Json{{"pads", {0, 0}}, {"value", -std::numeric_limits<double>::infinity()}});
-  CHECK(std::isinf(std::get<Pad>(pad).value));
-  CHECK(std::get<Pad>(pad).value < 0);
+  CHECK(std::isinf(rml::get<Pad>(pad).value));
+  CHECK(rml::get<Pad>(pad).value < 0);
 }

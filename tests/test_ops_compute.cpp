@@ -359,7 +359,7 @@ TEST_CASE("pools need kernel and strides in a file; pads, dilations, count_inclu
   CHECK_THROWS_WITH_AS(op("avg_pool2d", {{"strides", {1, 1}}}),
                        Contains("missing attribute 'kernel'"), rml::Error);
   const rml::AvgPool2d pool =
-      std::get<rml::AvgPool2d>(op("avg_pool2d", {{"kernel", {2, 2}}, {"strides", {1, 1}}}));
+      rml::get<rml::AvgPool2d>(op("avg_pool2d", {{"kernel", {2, 2}}, {"strides", {1, 1}}}));
   CHECK(pool.pads == rml::Ints{0, 0, 0, 0});
   CHECK(pool.dilations == rml::Ints{1, 1});
   CHECK_FALSE(pool.count_include_pad);

@@ -68,7 +68,7 @@ TEST_CASE("simplify_shape_ops: identities vanish, chains collapse, reshape of a 
   CHECK(count(r.after, "transpose") == 0);
   CHECK(count(r.after, "reshape") == 0);
   CHECK(r.after.nodes.size() == 2);
-  CHECK(std::get<ReduceMean>(r.after.nodes[0].op).keep_dims);
+  CHECK(rml::get<ReduceMean>(r.after.nodes[0].op).keep_dims);
   CHECK(r.difference(0).empty());
 }
 
@@ -80,7 +80,7 @@ TEST_CASE("simplify_shape_ops: near misses stay") {
   b.output("moved", b.op(Reshape{{1, 2}}, {sum}));  // not the keep_dims shape [2, 1]
   const Rewrite r(b, {"simplify_shape_ops"});
   CHECK(r.after.nodes.size() == r.before.nodes.size());
-  CHECK_FALSE(std::get<ReduceSum>(r.after.nodes[1].op).keep_dims);
+  CHECK_FALSE(rml::get<ReduceSum>(r.after.nodes[1].op).keep_dims);
 }
 
 TEST_CASE("sink_transposes: a convolution's NHWC round trip cancels across bias and relu") {
@@ -346,7 +346,7 @@ TEST_CASE("fuse_gelu: erf and tanh forms in any multiplication order; a wrong co
   const Rewrite r(b, {"fuse_gelu"});
   std::map<std::string, int> forms;
   for (const Node& n : r.after.nodes)
-    if (const auto* g = std::get_if<Gelu>(&n.op)) ++forms[g->approximate];
+    if (const auto* g = rml::get_if<Gelu>(&n.op)) ++forms[g->approximate];
   CHECK(forms["none"] == 2);
   CHECK(forms["tanh"] == 1);
   CHECK(count(r.after, "tanh") == 1);  // the 0.05 one stays written out
@@ -368,7 +368,7 @@ TEST_CASE("fuse_attention: written-out causal attention becomes sdpa") {
   b.output("y", b.op(MatMul{}, {b.op(Softmax{}, {masked}), v}));
   const Rewrite r(b, {});
   REQUIRE(r.after.nodes.size() == 1);
-  const Sdpa& sdpa = std::get<Sdpa>(r.after.nodes[0].op);
+  const Sdpa& sdpa = rml::get<Sdpa>(r.after.nodes[0].op);
   CHECK(sdpa.causal);
   CHECK(sdpa.scale == 0.5);
   CHECK(r.difference(1e-6).empty());
@@ -395,7 +395,7 @@ TEST_CASE("recognise_elementwise_functions: expansions of sigmoid and GELU becom
   CHECK(count(r.after, "sigmoid") == 1);
   std::size_t tanh_gelus = 0;
   for (const Node& n : r.after.nodes)
-    if (const auto* g = std::get_if<Gelu>(&n.op)) tanh_gelus += g->approximate == "tanh";
+    if (const auto* g = rml::get_if<Gelu>(&n.op)) tanh_gelus += g->approximate == "tanh";
   CHECK(tanh_gelus == 1);
   CHECK(count(r.after, "exp") == 1);  // the look-alike's
   CHECK(r.difference(1e-6).empty());

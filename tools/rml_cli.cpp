@@ -116,7 +116,7 @@ struct SplitMix64 {
 std::int64_t integer_bound(const rml::Graph& graph, rml::ValueId input) {
   std::int64_t bound = 8;
   for (const rml::Node& node : graph.nodes)
-    if (const auto* gather = std::get_if<rml::Gather>(&node.op);
+    if (const auto* gather = rml::get_if<rml::Gather>(&node.op);
         gather && node.inputs.size() == 2 && node.inputs[1] == input) {
       const rml::Shape& data = graph.type(node.inputs[0]).shape;
       bound = std::min(bound, data[rml::normalize_axis(gather->axis, data.size(), "gather")]);

@@ -175,8 +175,8 @@ class Builder {
   /// weights file: fc.weight transposed is stored as "fc.weight.transpose"
   /// (".2", ".3", ... when that is taken). Other folds stay unnamed.
   std::string derived_name(const AnyOp& op, const std::vector<ValueId>& inputs) const {
-    const bool layout = std::holds_alternative<Reshape>(op) || std::holds_alternative<Transpose>(op) ||
-                        std::holds_alternative<BroadcastTo>(op) || std::holds_alternative<Slice>(op);
+    const bool layout = holds<Reshape>(op) || holds<Transpose>(op) ||
+                        holds<BroadcastTo>(op) || holds<Slice>(op);
     if (!layout || inputs.size() != 1 || graph_.values[inputs[0]].name.empty()) return "";
     const std::string base = graph_.values[inputs[0]].name + "." + std::string(op_name(op));
     std::string name = base;

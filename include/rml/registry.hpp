@@ -1,5 +1,5 @@
 // The op list, and everything generated from it: name lookup, the op
-// variant, shape inference with arity checks, equality and hashing.
+// variant (rml/op_variant.hpp), shape inference with arity checks, equality and hashing.
 #pragma once
 
 #include <algorithm>
@@ -9,7 +9,6 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
-#include <variant>
 
 #include "rml/ops/attention.hpp"
 #include "rml/ops/conv_pool.hpp"
@@ -19,6 +18,7 @@
 #include "rml/ops/linalg.hpp"
 #include "rml/ops/nn.hpp"
 #include "rml/ops/reduce.hpp"
+#include "rml/op_variant.hpp"
 
 namespace rml {
 
@@ -63,7 +63,7 @@ template <class... Ops>
 struct OpList {
   static_assert((check_op_traits<Ops>() && ...));
 
-  using Variant = std::variant<Ops...>;
+  using Variant = OpVariant<Ops...>;
   static constexpr std::size_t size = sizeof...(Ops);
   static constexpr std::array<std::string_view, size> names{Ops::name...};
   // Per-op constants as tables, so querying one is an index, not a visit.
@@ -119,24 +119,16 @@ using Registry = OpList<
 using AnyOp = Registry::Variant;
 
 /// std::visit for the op variant: calls fn with the op `op` holds, through one
-/// flat table of function pointers. libstdc++'s std::visit generates its table
-/// by recursive instantiation at every call site, which took a third of a
-/// consumer's compile time with 54 ops.
+/// flat table of function pointers (OpVariant::visit). libstdc++'s std::visit
+/// generated its table by recursive instantiation at every call site, which
+/// took a third of a consumer's compile time with 54 ops.
 template <class Fn, class Op>
   requires std::same_as<std::remove_cvref_t<Op>, AnyOp>
 decltype(auto) visit_op(Fn&& fn, Op&& op) {
-  using Held = std::remove_reference_t<Op>;  // AnyOp or const AnyOp
-  return [&]<std::size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
-    using Result = decltype(fn(*std::get_if<0>(&op)));
-    using Entry = Result (*)(Fn&, Held&);
-    static constexpr Entry table[] = {+[](Fn& f, Held& held) -> Result { return f(*std::get_if<I>(&held)); }...};
-    return table[op.index()](fn, op);
-  }(std::make_index_sequence<Registry::size>{});
+  return AnyOp::visit(fn, op);
 }
 
-/// `op` as an AnyOp. Constructing in place names the alternative directly;
-/// the variant's converting constructor resolves an overload set of every op
-/// for each op type converted, quadratic work for the compiler.
+/// `op` as an AnyOp, constructed in place.
 template <class Op>
 AnyOp as_any_op(Op&& op) {
   return AnyOp(std::in_place_type<std::remove_cvref_t<Op>>, std::forward<Op>(op));
@@ -181,7 +173,7 @@ inline bool same_op(const AnyOp& a, const AnyOp& b) {
   if (a.index() != b.index()) return false;
   return visit_op(
       [&](const auto& x) {
-        return attributes_equal(x, std::get<std::decay_t<decltype(x)>>(b));
+        return attributes_equal(x, get<std::decay_t<decltype(x)>>(b));
       },
       a);
 }
@@ -192,7 +184,7 @@ inline std::size_t hash_op(const AnyOp& op) {
 
 template <class Op>
 bool holds(const AnyOp& op) {
-  return std::holds_alternative<Op>(op);
+  return op.index() == AnyOp::index_of<Op>;
 }
 
 }  // namespace rml

@@ -1052,7 +1052,7 @@ inline std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
 // ---- end rml/core/utf8.hpp ----
 // ---- begin rml/registry.hpp ----
 // The op list, and everything generated from it: name lookup, the op
-// variant, shape inference with arity checks, equality and hashing.
+// variant (rml/op_variant.hpp), shape inference with arity checks, equality and hashing.
 
 #include <algorithm>
 #include <array>
@@ -1061,7 +1061,6 @@ inline std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
 #include <string_view>
 #include <type_traits>
 #include <utility>
-#include <variant>
 
 // ---- begin rml/ops/attention.hpp ----
 // Scaled dot-product attention as one op.
@@ -2153,6 +2152,140 @@ struct CumSum {
 
 }  // namespace rml
 // ---- end rml/ops/reduce.hpp ----
+// ---- begin rml/op_variant.hpp ----
+// The op variant: one op of a fixed list, with the part of std::variant's
+// interface rml uses (index, in-place construction, get, get_if, visit).
+// Copying, moving and destroying go through one flat table each, built by a
+// pack expansion over the ops. std::variant builds those members by recursive
+// instantiation over the whole list of alternatives: with 49 ops, copying and
+// moving one op cost 2 s of every translation unit at -O2 (g++ 12).
+
+#include <algorithm>
+#include <cstddef>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+
+namespace rml {
+
+template <class... Ops>
+class OpVariant {
+  template <class First, class...>
+  struct Front {
+    using type = First;
+  };
+
+ public:
+  static constexpr std::size_t size = sizeof...(Ops);
+  /// Where T is in the list (a compile error when it is not there).
+  template <class T>
+  static constexpr std::size_t index_of = [] {
+    constexpr bool same[] = {std::is_same_v<T, Ops>...};
+    std::size_t i = 0;
+    while (i < size && !same[i]) ++i;
+    return i;
+  }();
+  template <class T>
+  static constexpr bool holds_type = (std::is_same_v<T, Ops> || ...);
+
+  /// The first op, its attributes at their defaults (as std::variant).
+  OpVariant() : OpVariant(std::in_place_type<typename Front<Ops...>::type>) {}
+  template <class T, class... Args>
+    requires holds_type<T>
+  explicit OpVariant(std::in_place_type_t<T>, Args&&... args) {
+    ::new (static_cast<void*>(storage_)) T(std::forward<Args>(args)...);
+    index_ = index_of<T>;
+  }
+  template <class T>
+    requires holds_type<std::remove_cvref_t<T>>
+  OpVariant(T&& op) : OpVariant(std::in_place_type<std::remove_cvref_t<T>>, std::forward<T>(op)) {}
+
+  OpVariant(const OpVariant& other) {
+    static constexpr void (*copy[])(void*, const void*) = {
+        +[](void* to, const void* from) { ::new (to) Ops(*static_cast<const Ops*>(from)); }...};
+    copy[other.index_](storage_, other.storage_);
+    index_ = other.index_;
+  }
+  OpVariant(OpVariant&& other) noexcept { move_from(other); }
+  OpVariant& operator=(const OpVariant& other) {
+    if (this != &other) *this = OpVariant(other);
+    return *this;
+  }
+  OpVariant& operator=(OpVariant&& other) noexcept {
+    if (this != &other) {
+      destroy();
+      move_from(other);
+    }
+    return *this;
+  }
+  ~OpVariant() { destroy(); }
+
+  std::size_t index() const { return index_; }
+
+  /// The op, if it is a T.
+  template <class T>
+  T* get_if() {
+    return index_ == index_of<T> ? std::launder(reinterpret_cast<T*>(storage_)) : nullptr;
+  }
+  template <class T>
+  const T* get_if() const {
+    return index_ == index_of<T> ? std::launder(reinterpret_cast<const T*>(storage_)) : nullptr;
+  }
+
+  /// fn(op) with the op as its own type, through one table of entries.
+  template <class Fn, class Self>
+  static decltype(auto) visit(Fn& fn, Self& self) {
+    using First = typename Front<Ops...>::type;
+    using Held = std::conditional_t<std::is_const_v<Self>, const First, First>;
+    using Result = decltype(fn(std::declval<Held&>()));
+    static constexpr Result (*table[])(Fn&, Self&) = {+[](Fn& f, Self& s) -> Result {
+      using Op = std::conditional_t<std::is_const_v<Self>, const Ops, Ops>;
+      return f(*std::launder(reinterpret_cast<Op*>(s.storage_)));
+    }...};
+    return table[self.index_](fn, self);
+  }
+
+ private:
+  void move_from(OpVariant& other) noexcept {
+    static constexpr void (*move[])(void*, void*) = {
+        +[](void* to, void* from) { ::new (to) Ops(std::move(*static_cast<Ops*>(from))); }...};
+    move[other.index_](storage_, other.storage_);
+    index_ = other.index_;
+  }
+  void destroy() {
+    static constexpr void (*destroy_one[])(void*) = {+[](void* op) { static_cast<Ops*>(op)->~Ops(); }...};
+    destroy_one[index_](storage_);
+  }
+
+  alignas(Ops...) std::byte storage_[std::max({sizeof(Ops)...})];
+  std::size_t index_ = 0;
+};
+
+/// The op `v` holds, if it is a T (std::get_if's form).
+template <class T, class... Ops>
+T* get_if(OpVariant<Ops...>* v) {
+  return v ? v->template get_if<T>() : nullptr;
+}
+template <class T, class... Ops>
+const T* get_if(const OpVariant<Ops...>* v) {
+  return v ? v->template get_if<T>() : nullptr;
+}
+
+/// The op `v` holds, which must be a T.
+template <class T, class... Ops>
+T& get(OpVariant<Ops...>& v) {
+  if (T* op = v.template get_if<T>()) return *op;
+  fail(ErrorCode::internal, "op '", T::name, "' asked of a node holding op number ", v.index());
+}
+template <class T, class... Ops>
+const T& get(const OpVariant<Ops...>& v) {
+  if (const T* op = v.template get_if<T>()) return *op;
+  fail(ErrorCode::internal, "op '", T::name, "' asked of a node holding op number ", v.index());
+}
+
+}  // namespace rml
+// ---- end rml/op_variant.hpp ----
 
 namespace rml {
 
@@ -2197,7 +2330,7 @@ template <class... Ops>
 struct OpList {
   static_assert((check_op_traits<Ops>() && ...));
 
-  using Variant = std::variant<Ops...>;
+  using Variant = OpVariant<Ops...>;
   static constexpr std::size_t size = sizeof...(Ops);
   static constexpr std::array<std::string_view, size> names{Ops::name...};
   // Per-op constants as tables, so querying one is an index, not a visit.
@@ -2253,24 +2386,16 @@ using Registry = OpList<
 using AnyOp = Registry::Variant;
 
 /// std::visit for the op variant: calls fn with the op `op` holds, through one
-/// flat table of function pointers. libstdc++'s std::visit generates its table
-/// by recursive instantiation at every call site, which took a third of a
-/// consumer's compile time with 54 ops.
+/// flat table of function pointers (OpVariant::visit). libstdc++'s std::visit
+/// generated its table by recursive instantiation at every call site, which
+/// took a third of a consumer's compile time with 54 ops.
 template <class Fn, class Op>
   requires std::same_as<std::remove_cvref_t<Op>, AnyOp>
 decltype(auto) visit_op(Fn&& fn, Op&& op) {
-  using Held = std::remove_reference_t<Op>;  // AnyOp or const AnyOp
-  return [&]<std::size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
-    using Result = decltype(fn(*std::get_if<0>(&op)));
-    using Entry = Result (*)(Fn&, Held&);
-    static constexpr Entry table[] = {+[](Fn& f, Held& held) -> Result { return f(*std::get_if<I>(&held)); }...};
-    return table[op.index()](fn, op);
-  }(std::make_index_sequence<Registry::size>{});
+  return AnyOp::visit(fn, op);
 }
 
-/// `op` as an AnyOp. Constructing in place names the alternative directly;
-/// the variant's converting constructor resolves an overload set of every op
-/// for each op type converted, quadratic work for the compiler.
+/// `op` as an AnyOp, constructed in place.
 template <class Op>
 AnyOp as_any_op(Op&& op) {
   return AnyOp(std::in_place_type<std::remove_cvref_t<Op>>, std::forward<Op>(op));
@@ -2315,7 +2440,7 @@ inline bool same_op(const AnyOp& a, const AnyOp& b) {
   if (a.index() != b.index()) return false;
   return visit_op(
       [&](const auto& x) {
-        return attributes_equal(x, std::get<std::decay_t<decltype(x)>>(b));
+        return attributes_equal(x, get<std::decay_t<decltype(x)>>(b));
       },
       a);
 }
@@ -2326,7 +2451,7 @@ inline std::size_t hash_op(const AnyOp& op) {
 
 template <class Op>
 bool holds(const AnyOp& op) {
-  return std::holds_alternative<Op>(op);
+  return op.index() == AnyOp::index_of<Op>;
 }
 
 }  // namespace rml
@@ -8431,7 +8556,7 @@ struct KernelFor<Conv2d> {
 /// same tests, in the same order): exec/fusion.hpp may then hand it its input
 /// as channel pieces.
 inline bool runs_direct_conv(const Graph& graph, const Node& node) {
-  const Conv2d* op = std::get_if<Conv2d>(&node.op);
+  const Conv2d* op = get_if<Conv2d>(&node.op);
   if (!op || graph.type(node.inputs[0]).dtype != DType::f32) return false;
   const Value& w = graph.values[node.inputs[1]];
   const Shape &x = graph.type(node.inputs[0]).shape, &y = graph.type(node.outputs[0]).shape;
@@ -9835,7 +9960,7 @@ class Fusion {
       std::vector<ValueId> parts{node(n).inputs[0]};
       const std::optional<std::size_t> concat = private_producer(parts[0]);
       if (concat && holds<Concat>(node(*concat).op) &&
-          normalize_axis(std::get<Concat>(node(*concat).op).axis, 4, "concat") == 1) {
+          normalize_axis(get<Concat>(node(*concat).op).axis, 4, "concat") == 1) {
         parts = node(*concat).inputs;
         gathered.push_back(*concat);
       }
@@ -9908,7 +10033,7 @@ class Fusion {
     const Shape& x = type(source).shape;
     const Shape contiguous = contiguous_strides(x);
     ElementwiseGroup::Leaf leaf{source, type(v).shape, Shape(x.size(), 0), 0};
-    const auto ranges = std::get<Slice>(node(p).op).ranges(x);
+    const auto ranges = get<Slice>(node(p).op).ranges(x);
     for (std::size_t d = 0; d < ranges.size(); ++d) {
       // (A lone element's step may be huge: only a step between two taken elements is walked.)
       if (ranges[d].count > 1) leaf.strides[d] = ranges[d].step * contiguous[d];
@@ -10052,7 +10177,7 @@ inline void concat_inputs_in_place(const Graph& graph, const GraphUses& uses,
     const ValueId out = node.outputs[0];
     const Shape& y = graph.type(out).shape;
     if (memory.storage[out] != Storage::arena || element_count(y) == 0) continue;
-    const std::size_t axis = normalize_axis(std::get<Concat>(node.op).axis, y.size(), "concat");
+    const std::size_t axis = normalize_axis(get<Concat>(node.op).axis, y.size(), "concat");
     if (std::any_of(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(axis), [](std::int64_t d) { return d != 1; }))
       continue;
     const std::int64_t inner = element_count(Shape(y.begin() + static_cast<std::ptrdiff_t>(axis) + 1, y.end()));

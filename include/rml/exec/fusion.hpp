@@ -219,7 +219,7 @@ class Fusion {
       std::vector<ValueId> parts{node(n).inputs[0]};
       const std::optional<std::size_t> concat = private_producer(parts[0]);
       if (concat && holds<Concat>(node(*concat).op) &&
-          normalize_axis(std::get<Concat>(node(*concat).op).axis, 4, "concat") == 1) {
+          normalize_axis(get<Concat>(node(*concat).op).axis, 4, "concat") == 1) {
         parts = node(*concat).inputs;
         gathered.push_back(*concat);
       }
@@ -292,7 +292,7 @@ class Fusion {
     const Shape& x = type(source).shape;
     const Shape contiguous = contiguous_strides(x);
     ElementwiseGroup::Leaf leaf{source, type(v).shape, Shape(x.size(), 0), 0};
-    const auto ranges = std::get<Slice>(node(p).op).ranges(x);
+    const auto ranges = get<Slice>(node(p).op).ranges(x);
     for (std::size_t d = 0; d < ranges.size(); ++d) {
       // (A lone element's step may be huge: only a step between two taken elements is walked.)
       if (ranges[d].count > 1) leaf.strides[d] = ranges[d].step * contiguous[d];

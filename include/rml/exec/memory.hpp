@@ -87,7 +87,7 @@ inline void concat_inputs_in_place(const Graph& graph, const GraphUses& uses,
     const ValueId out = node.outputs[0];
     const Shape& y = graph.type(out).shape;
     if (memory.storage[out] != Storage::arena || element_count(y) == 0) continue;
-    const std::size_t axis = normalize_axis(std::get<Concat>(node.op).axis, y.size(), "concat");
+    const std::size_t axis = normalize_axis(get<Concat>(node.op).axis, y.size(), "concat");
     if (std::any_of(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(axis), [](std::int64_t d) { return d != 1; }))
       continue;
     const std::int64_t inner = element_count(Shape(y.begin() + static_cast<std::ptrdiff_t>(axis) + 1, y.end()));

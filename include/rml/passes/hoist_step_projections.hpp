@@ -49,7 +49,7 @@ struct HoistStepProjections {
     if (!reshape || !holds<Reshape>(reshape->op)) return std::nullopt;
     const Node* slice = rw.producer(reshape->inputs[0]);
     if (!slice || !holds<Slice>(slice->op)) return std::nullopt;
-    const Slice& op = std::get<Slice>(slice->op);
+    const Slice& op = get<Slice>(slice->op);
     const ValueId x = slice->inputs[0];
     const Shape& shape = rw.shape(x);
     std::optional<Step> step;

@@ -89,7 +89,7 @@ class OpPattern {
   bool operator()(const Rewriter& rw, ValueId v) const {
     const Node* node = rw.producer(v);
     if (!node || node->outputs.front() != v) return false;
-    const Op* op = std::get_if<Op>(&node->op);
+    const Op* op = get_if<Op>(&node->op);
     if (!op || node->inputs.size() != sizeof...(Subs)) return false;
     bool matched = inputs_match(rw, node->inputs, std::index_sequence_for<Subs...>{}, false);
     if constexpr (is_commutative<Op> && sizeof...(Subs) == 2)

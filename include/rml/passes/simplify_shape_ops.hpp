@@ -22,7 +22,7 @@ struct SimplifyShapeOps {
       const Node node = rw.graph().nodes[n];
       if (!is_live(rw, node)) continue;
       if (holds<Reshape>(node.op)) simplify_reshape(rw, node);
-      else if (const auto* transpose = std::get_if<Transpose>(&node.op)) simplify_transpose(rw, node, *transpose);
+      else if (const auto* transpose = get_if<Transpose>(&node.op)) simplify_transpose(rw, node, *transpose);
       else if (holds<Maximum>(node.op)) drop_identity(rw, node, -std::numeric_limits<float>::infinity(), true);
       else if (holds<Minimum>(node.op)) drop_identity(rw, node, std::numeric_limits<float>::infinity(), true);
       else if (holds<Add>(node.op)) drop_identity(rw, node, 0.0f, true);
@@ -60,7 +60,7 @@ struct SimplifyShapeOps {
   static std::optional<ValueId> with_keep_dims(Rewriter& rw, const Node& reduce, const Shape& target) {
     std::optional<ValueId> result;
     auto attempt = [&]<class R>() {
-      const R* op = std::get_if<R>(&reduce.op);
+      const R* op = get_if<R>(&reduce.op);
       if (!op || op->keep_dims || result) return;
       Shape kept = rw.shape(reduce.inputs[0]);
       for (std::int64_t a : op->axes) kept[normalize_axis(a, kept.size())] = 1;
@@ -97,7 +97,7 @@ struct SimplifyShapeOps {
     const Node* inner = rw.producer(x);
     if (!inner || !holds<Transpose>(inner->op)) return;
     // transpose(transpose(y, p), q) = transpose(y, p[q])
-    const Ints& p = std::get<Transpose>(inner->op).perm;
+    const Ints& p = get<Transpose>(inner->op).perm;
     Ints composed;
     for (std::int64_t q : t.perm) composed.push_back(p[q]);
     rw.replace_uses(out, rw.add(Transpose{composed}, {inner->inputs[0]}));

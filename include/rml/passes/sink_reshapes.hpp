@@ -21,7 +21,7 @@ struct SinkReshapes {
         continue;
       const Node* producer = rw.producer(node.inputs[0]);
       if (!producer || !holds<Reshape>(producer->op) || !rw.single_use(node.inputs[0])) continue;
-      const Reshape reshape = std::get<Reshape>(producer->op);
+      const Reshape reshape = get<Reshape>(producer->op);
       const ValueId inner = rw.add(node.op, {producer->inputs[0]});
       rw.replace_uses(node.outputs[0], rw.add(reshape, {inner}));
     }

@@ -28,7 +28,7 @@ struct SinkTransposes {
   static const Ints* movable_transpose(const Rewriter& rw, ValueId v) {
     const Node* producer = rw.producer(v);
     if (!producer || !holds<Transpose>(producer->op) || !rw.single_use(v)) return nullptr;
-    return &std::get<Transpose>(producer->op).perm;
+    return &get<Transpose>(producer->op).perm;
   }
 
   static Ints inverse(const Ints& perm) {

@@ -83,8 +83,8 @@ struct Coreml {
   /// Reshapes, and broadcasts whose input (padded to the output's rank)
   /// keeps the output's leading axes, work on merged leading axes alike.
   static bool carries_high_rank(const Graph& graph, const Node& node) {
-    if (std::holds_alternative<Reshape>(node.op)) return true;
-    if (!std::holds_alternative<BroadcastTo>(node.op)) return false;
+    if (holds<Reshape>(node.op)) return true;
+    if (!holds<BroadcastTo>(node.op)) return false;
     const Shape &in = graph.type(node.inputs[0]).shape, &out = graph.type(node.outputs[0]).shape;
     if (out.size() <= coreml::Context::max_rank) return true;
     const std::size_t merged = out.size() - (coreml::Context::max_rank - 1), padding = out.size() - in.size();

@@ -388,7 +388,7 @@ struct KernelFor<Conv2d> {
 /// same tests, in the same order): exec/fusion.hpp may then hand it its input
 /// as channel pieces.
 inline bool runs_direct_conv(const Graph& graph, const Node& node) {
-  const Conv2d* op = std::get_if<Conv2d>(&node.op);
+  const Conv2d* op = get_if<Conv2d>(&node.op);
   if (!op || graph.type(node.inputs[0]).dtype != DType::f32) return false;
   const Value& w = graph.values[node.inputs[1]];
   const Shape &x = graph.type(node.inputs[0]).shape, &y = graph.type(node.outputs[0]).shape;
