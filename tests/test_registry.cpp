@@ -26,6 +26,25 @@ TEST_CASE("every op is found by its name and made with its default attributes") 
   });
 }
 
+TEST_CASE("an AnyOp copies, moves and assigns the op it holds, and names the op asked of it when it holds another") {
+  const AnyOp conv = as_any_op(Conv2d{.strides = {2, 1}, .pads = {1, 2, 3, 4}, .dilations = {1, 2}, .groups = 2});
+  AnyOp copy = conv;
+  CHECK(same_op(copy, conv));
+  CHECK(get<Conv2d>(copy).pads == Ints{1, 2, 3, 4});
+  AnyOp moved = std::move(copy);
+  CHECK(same_op(moved, conv));
+  AnyOp other = as_any_op(Slice{.axes = {0}, .starts = {1}, .ends = {3}, .steps = {1}});
+  other = moved;  // a Slice's vectors freed, the Conv2d's copied
+  CHECK(holds<Conv2d>(other));
+  CHECK(get<Conv2d>(other).groups == 2);
+  other = as_any_op(Relu{});
+  CHECK(holds<Relu>(other));
+  CHECK(get_if<Conv2d>(&other) == nullptr);
+  CHECK(get_if<Relu>(&other) != nullptr);
+  CHECK(AnyOp().index() == 0);  // the first op, as std::variant
+  CHECK_THROWS_WITH_AS(get<Conv2d>(other), doctest::Contains("op 'conv2d' asked of a node holding op number"), Error);
+}
+
 TEST_CASE("every op's attributes round-trip through JSON with equal value and hash") {
   Registry::for_each([](auto tag) {
     using Op = typename decltype(tag)::type;
