@@ -1,5 +1,5 @@
 // rml/run.hpp: everything needed to load and run a model, and nothing more:
-// no xtensor, no reference kernels, no Builder. The header a C++
+// no JSON library, no reference kernels, no Builder. The header a C++
 // application that only runs models includes.
 //
 // Split mode (rml/core/split.hpp): with RML_SPLIT defined, this header

@@ -4,7 +4,7 @@
 #pragma once
 // ---- begin rml/run.hpp ----
 // rml/run.hpp: everything needed to load and run a model, and nothing more:
-// no xtensor, no reference kernels, no Builder. The header a C++
+// no JSON library, no reference kernels, no Builder. The header a C++
 // application that only runs models includes.
 //
 // Split mode (rml/core/split.hpp): with RML_SPLIT defined, this header
