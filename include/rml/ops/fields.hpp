@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "rml/core/dtype.hpp"
@@ -49,10 +50,14 @@ constexpr std::string_view attribute_type_name() {
   else static_assert(sizeof(T) == 0, "unsupported attribute type");
 }
 
-/// Calls fn(field) for every attribute of Op.
+/// Calls fn(field) for every attribute of Op. (An index expansion rather than
+/// std::apply, whose invocability checks cost more to compile per op and use.)
 template <class Op, class Fn>
 constexpr void for_each_field(Fn&& fn) {
-  std::apply([&](const auto&... field) { (fn(field), ...); }, Op::fields());
+  const auto fields = Op::fields();
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (fn(std::get<I>(fields)), ...);
+  }(std::make_index_sequence<std::tuple_size_v<decltype(fields)>>{});
 }
 
 template <class Op>
