@@ -17189,6 +17189,8 @@ inline bool masked_row_edges(Isa isa) { return isa == Isa::avx512; }
 /// on this instruction set: with AVX-512, where a run's last vector holds
 /// up to 15 idle lanes (the bench cnn's 14x14 planes: 4 of 16 used).
 inline bool packs_image_tails(Isa isa) { return isa == Isa::avx512; }
+/// The lanes of the vector conv_taps_tails fills (AVX-512's).
+inline constexpr std::int64_t kTailLanes = 16;
 
 /// ConvColumns' bits for a 3-wide window whose taps read columns shifted by
 /// shift[j] (j * dilation - left pad) on rows `width` wide.
@@ -18667,7 +18669,7 @@ inline void conv_taps_tails(Isa isa, const float* const* images, int count, cons
                             std::int64_t taps, const float* weights, const float* bias, bool relu,
                             const std::uint64_t* bits, std::int64_t outputs, float* const* outs,
                             std::int64_t out_stride, std::int64_t lanes) {
-  if (!packs_image_tails(isa) || count * lanes > 16)
+  if (!packs_image_tails(isa) || count * lanes > kTailLanes)
     fail(ErrorCode::internal, "conv_taps_tails: ", count, " images of ", lanes, " pixels in one vector need AVX-512");
 #if RML_X86_DISPATCH
   with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
@@ -19311,12 +19313,12 @@ class DirectConv2dKernel final : public Kernel {
     if (in_place_) shared_scratch_bytes = 0;
     // Runs whose last vector is mostly idle share it with other images' (AVX-512):
     // each image's run is then its whole plane, and nothing but bias and relu follows.
-    const std::int64_t plane = out_h_ * out_w_, lanes = 16;
-    tail_ = few_taps_ && row_w_ == out_w_ && op.groups == 1 && batch_ > 1 && outputs_ > 4 && plane > lanes &&
-                    (!epilogue_ || relu_in_store_) && simd::packs_image_tails(active_isa())
-                ? plane % lanes
-                : 0;
-    if (tail_ > lanes / 2) tail_ = 0;  // one image a vector: nothing to share
+    // (A tail over half a vector would be one image a vector: nothing to share.)
+    const std::int64_t plane = out_h_ * out_w_, tail = plane % simd::kTailLanes;
+    const bool shares = few_taps_ && row_w_ == out_w_ && op.groups == 1 && batch_ > 1 && outputs_ > 4 &&
+                        plane > simd::kTailLanes && tail <= simd::kTailLanes / 2 && (!epilogue_ || relu_in_store_) &&
+                        simd::packs_image_tails(active_isa());
+    tail_ = shares ? tail : 0;
     if (few_taps_) {  // no tile
       for (std::int64_t g = 0; g < op.groups; ++g) {
         const std::vector<float> packed =
@@ -19441,7 +19443,7 @@ class DirectConv2dKernel final : public Kernel {
                             : masked_edges_ ? "the image padded above and below, rows' edges masked"
                                             : "the padded image",
                             op_.groups > 1 ? ", per group" : "",
-                            tail_ ? detail::concat("; each image's last ", tail_, " in a vector with ", 16 / tail_ - 1,
+                            tail_ ? detail::concat("; each image's last ", tail_, " in a vector with ", simd::kTailLanes / tail_ - 1,
                                                    " other images'")
                                   : "",
                             ")", bias_ ? " + bias" : "", relu_in_store_ ? ", relu as it stores" : "",
@@ -19600,18 +19602,18 @@ class DirectConv2dKernel final : public Kernel {
     }
   }
 
-  /// With tail_: each image's last tail_ pixels, 16 / tail_ images a vector
+  /// With tail_: each image's last tail_ pixels, kTailLanes / tail_ images a vector
   /// (simd::conv_taps_tails), once every image is padded.
   void run_tails(RunContext& ctx, const float* source, std::int64_t image_floats, const float* bias) const {
     if (tail_ == 0) return;
-    const std::int64_t plane = out_h_ * out_w_, first = plane - tail_, per_vector = 16 / tail_;
+    const std::int64_t plane = out_h_ * out_w_, first = plane - tail_, per_vector = simd::kTailLanes / tail_;
     const std::uint64_t* bits = masked_edges_ ? column_bits_.data() + first % out_w_ * 3 : nullptr;
     const float* weights = tap_weights_.data();
     float* out = ctx.value<float>(target());
     ctx.pool->parallel_for((batch_ + per_vector - 1) / per_vector, 1, [&](std::int64_t v0, std::int64_t v1, int) {
       for (std::int64_t v = v0; v < v1; ++v) {
-        const float* images[16];
-        float* outs[16];
+        const float* images[simd::kTailLanes];
+        float* outs[simd::kTailLanes];
         const int count = static_cast<int>(std::min(per_vector, batch_ - v * per_vector));
         for (int s = 0; s < count; ++s) {
           const std::int64_t image = v * per_vector + s;

@@ -218,6 +218,8 @@ inline bool masked_row_edges(Isa isa) { return isa == Isa::avx512; }
 /// on this instruction set: with AVX-512, where a run's last vector holds
 /// up to 15 idle lanes (the bench cnn's 14x14 planes: 4 of 16 used).
 inline bool packs_image_tails(Isa isa) { return isa == Isa::avx512; }
+/// The lanes of the vector conv_taps_tails fills (AVX-512's).
+inline constexpr std::int64_t kTailLanes = 16;
 
 /// ConvColumns' bits for a 3-wide window whose taps read columns shifted by
 /// shift[j] (j * dilation - left pad) on rows `width` wide.
@@ -798,7 +800,7 @@ inline void conv_taps_tails(Isa isa, const float* const* images, int count, cons
                             std::int64_t taps, const float* weights, const float* bias, bool relu,
                             const std::uint64_t* bits, std::int64_t outputs, float* const* outs,
                             std::int64_t out_stride, std::int64_t lanes) {
-  if (!packs_image_tails(isa) || count * lanes > 16)
+  if (!packs_image_tails(isa) || count * lanes > kTailLanes)
     fail(ErrorCode::internal, "conv_taps_tails: ", count, " images of ", lanes, " pixels in one vector need AVX-512");
 #if RML_X86_DISPATCH
   with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
