@@ -6467,14 +6467,9 @@ struct V {
     even = _mm512_permutex2var_ps(a, evens, b);
     odd = _mm512_permutex2var_ps(a, _mm512_add_epi32(evens, _mm512_set1_epi32(1)), b);
   }
-  static T scale_by_pow2(T p, T n) {
-    const __m512i total = _mm512_maskz_cvtps_epi32(kAll, n);
-    const __m512i half = _mm512_maskz_srai_epi32(kAll, total, 1);
-    const __m512i bias = _mm512_set1_epi32(127);
-    const T a = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_add_epi32(half, bias), 23));
-    const T b = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_add_epi32(_mm512_sub_epi32(total, half), bias), 23));
-    return mul(mul(p, a), b);
-  }
+  /// p * 2^n in one rounding: the bits of (p * 2^h) * 2^(n-h) (pow2_factors),
+  /// whose first product is exact for the p and n exp_v gives it.
+  static T scale_by_pow2(T p, T n) { return _mm512_maskz_scalef_ps(kAll, p, n); }
   // Doubles, for the sums: sixteen floats widen into two registers (zero-masked
   // conversions with every lane on, for GCC 12's warning as above).
   using D = __m512d;
