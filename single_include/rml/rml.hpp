@@ -17393,6 +17393,8 @@ struct V {
   static T copysign(T magnitude, T sign) { return _mm256_or_ps(magnitude, _mm256_and_ps(_mm256_set1_ps(-0.0f), sign)); }
   static M less(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static M is_nan(T a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+  /// Lanes where a > b or either is NaN (not a <= b): one compare.
+  static M greater_or_nan(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
   static M unordered(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
   static M mask_or(M a, M b) { return _mm256_or_ps(a, b); }
@@ -17497,7 +17499,7 @@ RML_ALWAYS_INLINE V::T gelu_tanh_v(V::T x) {
 
 RML_ALWAYS_INLINE V::T relu_v(V::T x) {
   const V::T zero = V::set1(0.0f);
-  return V::select(V::mask_or(V::less(zero, x), V::is_nan(x)), x, zero);
+  return V::select(V::greater_or_nan(x, zero), x, zero);  // -0 gives +0
 }
 
 RML_ALWAYS_INLINE V::T maximum_v(V::T a, V::T b) {
@@ -17930,6 +17932,8 @@ struct V {
   static T copysign(T magnitude, T sign) { return _mm512_or_ps(magnitude, _mm512_and_ps(_mm512_set1_ps(-0.0f), sign)); }
   static M less(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M is_nan(T a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
+  /// Lanes where a > b or either is NaN (not a <= b): one compare.
+  static M greater_or_nan(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
   /// Lanes where a or b is NaN.
   static M unordered(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
@@ -18033,7 +18037,7 @@ RML_ALWAYS_INLINE V::T gelu_tanh_v(V::T x) {
 
 RML_ALWAYS_INLINE V::T relu_v(V::T x) {
   const V::T zero = V::set1(0.0f);
-  return V::select(V::mask_or(V::less(zero, x), V::is_nan(x)), x, zero);
+  return V::select(V::greater_or_nan(x, zero), x, zero);  // -0 gives +0
 }
 
 RML_ALWAYS_INLINE V::T maximum_v(V::T a, V::T b) {

@@ -61,7 +61,7 @@ RML_ALWAYS_INLINE V::T gelu_tanh_v(V::T x) {
 
 RML_ALWAYS_INLINE V::T relu_v(V::T x) {
   const V::T zero = V::set1(0.0f);
-  return V::select(V::mask_or(V::less(zero, x), V::is_nan(x)), x, zero);
+  return V::select(V::greater_or_nan(x, zero), x, zero);  // -0 gives +0
 }
 
 RML_ALWAYS_INLINE V::T maximum_v(V::T a, V::T b) {

@@ -422,6 +422,8 @@ struct V {
   static T copysign(T magnitude, T sign) { return _mm256_or_ps(magnitude, _mm256_and_ps(_mm256_set1_ps(-0.0f), sign)); }
   static M less(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static M is_nan(T a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+  /// Lanes where a > b or either is NaN (not a <= b): one compare.
+  static M greater_or_nan(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
   static M unordered(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
   static M mask_or(M a, M b) { return _mm256_or_ps(a, b); }
@@ -510,6 +512,8 @@ struct V {
   static T copysign(T magnitude, T sign) { return _mm512_or_ps(magnitude, _mm512_and_ps(_mm512_set1_ps(-0.0f), sign)); }
   static M less(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M is_nan(T a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
+  /// Lanes where a > b or either is NaN (not a <= b): one compare.
+  static M greater_or_nan(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
   /// Lanes where a or b is NaN.
   static M unordered(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
   static T select(M m, T if_true, T if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
