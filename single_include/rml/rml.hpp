@@ -17024,7 +17024,8 @@ inline float gelu_erf(float x) { return (0.5f * x) * (1.0f + simd::erf(x * 0.707
 // exp(x) = 2^n * e^r with n = round(x / ln 2) and r = x - n ln 2 (ln 2 split
 // in two so r is exact to a few ulp), e^r by its degree-7 Taylor polynomial on
 // |r| <= ln(2)/2 (truncation 5e-9 relative); 2^n is applied as two factors so
-// that neither leaves the normal range. Results that would be denormal (x below
+// that neither leaves the normal range (AVX-512's vscalefps rounds p * 2^n
+// once as well, so it gives the same bits in one instruction). Results that would be denormal (x below
 // ln FLT_MIN = -87.34) are flushed to 0; above ln FLT_MAX the result is inf.
 // tanh: odd; for |x| < 0.5 its Taylor series to x^13 (error below 1e-7
 // relative), above 1 - 2 / (exp(2|x|) + 1). sigmoid(x) = 1 / (1 + exp(-x)).
