@@ -7,7 +7,8 @@
 
 Systems (bench/frameworks_worker.py): rml's C++ executor (the `rml` binary) and its
 Python binding, PyTorch eager, torch.compile, jax.jit, tf.function with and without
-XLA, and ONNX Runtime on torch.onnx.export's model and on `rml convert --to onnx`'s.
+XLA, ONNX Runtime on torch.onnx.export's model and on `rml convert --to onnx`'s, and
+the LiteRT interpreter (TFLite's runtime) on `rml convert --to tflite`'s.
 Each model is exported once from PyTorch into --scratch; every system reads the same
 inputs (zoo/inputs.py) and checks its output against PyTorch's.
 
@@ -103,22 +104,33 @@ def worker_env(system: str, threads: int, cache: Path) -> dict[str, str]:
     return env
 
 
+# What `rml convert` writes for the systems that run rml's converted models; a model the
+# TFLite converter refuses has no .tflite and LiteRT is skipped on it, with the reason.
+CONVERSIONS = {"rml_onnx": ("onnx", True), "rml_tflite": ("tflite", False)}  # key: (format, must succeed)
+
+
 def prepare(args) -> None:
     """Exports each model from PyTorch (once per scratch folder) and converts it with `rml convert`."""
     args.scratch.mkdir(parents=True, exist_ok=True)
     for model in args.models:
-        missing = [b for b in args.batches if not paths(args.scratch, model, b)["rml_onnx"].exists()]
-        if not missing:
-            continue
-        start = time.perf_counter()
-        subprocess.run([*pinned(max(args.threads)), PYTHON, "-W", "ignore", str(WORKER), "prepare", model,
-                        "--batches", ",".join(map(str, missing)), "--scratch", str(args.scratch)],
-                       check=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), stderr=subprocess.DEVNULL)
-        for batch in missing:
+        missing = [b for b in args.batches if not paths(args.scratch, model, b)["graph"].exists()]
+        if missing:
+            start = time.perf_counter()
+            subprocess.run([*pinned(max(args.threads)), PYTHON, "-W", "ignore", str(WORKER), "prepare", model,
+                            "--batches", ",".join(map(str, missing)), "--scratch", str(args.scratch)],
+                           check=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), stderr=subprocess.DEVNULL)
+            log(f"exported {model} (batches {','.join(map(str, missing))}) in {time.perf_counter() - start:.1f} s")
+        for batch in args.batches:
             where = paths(args.scratch, model, batch)
-            subprocess.run([args.rml, "convert", str(where["graph"]), "--to", "onnx", "-o", str(where["rml_onnx"])],
-                           check=True, stdout=subprocess.DEVNULL)
-        log(f"exported {model} (batches {','.join(map(str, missing))}) in {time.perf_counter() - start:.1f} s")
+            for key, (fmt, required) in CONVERSIONS.items():
+                if where[key].exists():
+                    continue
+                done = subprocess.run([args.rml, "convert", str(where["graph"]), "--to", fmt, "-o", str(where[key])],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                if done.returncode != 0:
+                    if required:
+                        raise SystemExit(f"rml convert --to {fmt} failed on {model} batch {batch}: {done.stderr.strip()}")
+                    log(f"{model} b{batch}: no {fmt} model: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
 
 
 class Worker:

@@ -19,9 +19,11 @@ VERSIONS = """
 import json, sys, platform
 import torch                                    # PyTorch before TensorFlow and jaxlib
 import tensorflow, jax, jaxlib, onnxruntime, onnx, numpy
+from importlib.metadata import version
 print(json.dumps({"python": platform.python_version(), "torch": torch.__version__, "jax": jax.__version__,
                   "jaxlib": jaxlib.__version__, "tensorflow": tensorflow.__version__,
-                  "onnxruntime": onnxruntime.__version__, "onnx": onnx.__version__, "numpy": numpy.__version__}))
+                  "onnxruntime": onnxruntime.__version__, "onnx": onnx.__version__, "numpy": numpy.__version__,
+                  "litert": version("ai-edge-litert")}))
 """
 
 
@@ -146,7 +148,8 @@ def header(run: dict) -> list[str]:
               f"- cores: {env['cores_online']} online, {env['cores_granted']} granted to the run "
               "(each worker pinned with `taskset` to the first THREADS of them)",
               f"- Python {v['python']}, PyTorch {v['torch']}, JAX {v['jax']} (jaxlib {v['jaxlib']}), "
-              f"TensorFlow {v['tensorflow']}, ONNX Runtime {v['onnxruntime']} (onnx {v['onnx']}), NumPy {v['numpy']}",
+              f"TensorFlow {v['tensorflow']}, ONNX Runtime {v['onnxruntime']} (onnx {v['onnx']}), "
+              f"LiteRT (ai-edge-litert) {v.get('litert', '?')}, NumPy {v['numpy']}",
               f"- rml: commit {env['rml_commit']}",
               f"- command: `{run['command']}`",
               "- the full suite (19 models, batch 1 and 16, 1 and 2 threads, 7 rounds): `make bench-frameworks`", ""]
@@ -158,7 +161,9 @@ METHOD = """\
 
 Each model is built at bench size (zoo/configs.py) on the shared seeded weights and fed the
 same inputs (zoo/inputs.py); rml's graph is exported once from PyTorch (rml.from_torch), ONNX
-Runtime runs torch.onnx.export's model and, separately, `rml convert --to onnx`'s. Every
+Runtime runs torch.onnx.export's model and, separately, `rml convert --to onnx`'s, and the
+LiteRT interpreter (TFLite's runtime, with its default XNNPACK delegate, num_threads=THREADS)
+runs `rml convert --to tflite`'s (models the TFLite converter refuses are listed as skipped). Every
 system checks its first output against PyTorch eager's. Per (model, batch, threads) each system
 gets a fresh worker process pinned with `taskset`, with its thread counts set to THREADS
 (torch.set_num_threads, TF intra-op threads, ORT intra_op_num_threads, rml --threads /
@@ -169,10 +174,11 @@ target time), in an order rotated by r. A cell gives the median of the round med
 and, in brackets, their min–max. rml (C++) is `rml run --repeat N` (it times itself inside, one
 process per round, so process start is not timed); rml (Python binding) is `rml.load(path).run(feeds,
 threads=T)` timed in Python. The ratio columns divide rml's median by the fastest framework's
-(every row but rml's two: ONNX Runtime on rml's own ONNX counts as a framework); below 1 rml is faster.
+(every row but rml's two: ONNX Runtime and LiteRT on rml's converted models count as frameworks); below
+1 rml is faster.
 
 Load/first result: from building (frameworks: the zoo definition, then jit/trace/compile) or
-loading (rml and ONNX Runtime: the file) the model to the first output, without the process
+loading (rml, ONNX Runtime and LiteRT: the file) the model to the first output, without the process
 start; for rml (C++), the wall time of one `rml run` less that of `rml convert --list`. Peak
 memory: ru_maxrss of the worker (for rml (C++), of its largest `rml run` process); it includes
 the framework's own import (and about 5 MB of rml's extension, which each worker loads to read

@@ -40,6 +40,7 @@ SYSTEMS = {  # key: the label in the report
     "tf_xla": "TF function (XLA)",
     "ort_torch": "ORT (torch.onnx)",
     "ort_rml": "ORT (rml convert)",
+    "litert": "LiteRT (rml convert)",
 }
 RML_SYSTEMS = ("rml_cpp", "rml_py")  # rml's own executor; every other row is a framework
 
@@ -51,7 +52,8 @@ def paths(scratch: Path, model: str, batch: int) -> dict[str, Path]:
     stem = scratch / f"{model}_b{batch}"
     return {"graph": stem.with_suffix(".json"), "inputs": Path(f"{stem}.inputs.safetensors"),
             "expected": Path(f"{stem}.expected.safetensors"), "torch_onnx": Path(f"{stem}.torch.onnx"),
-            "rml_onnx": Path(f"{stem}.rml.onnx"), "output": Path(f"{stem}.rml_cpp.safetensors")}
+            "rml_onnx": Path(f"{stem}.rml.onnx"), "rml_tflite": Path(f"{stem}.rml.tflite"),
+            "output": Path(f"{stem}.rml_cpp.safetensors")}
 
 
 def input_names(count: int) -> list[str]:
@@ -157,6 +159,22 @@ def load_ort_rml(model, inputs, threads, where):
     return load_ort(where["rml_onnx"], inputs, threads)
 
 
+def load_litert(model, inputs, threads, where):
+    """The LiteRT interpreter (TFLite's runtime, XNNPACK on) on `rml convert --to tflite`'s model."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    if not where["rml_tflite"].exists():
+        raise RuntimeError(f"no {where['rml_tflite'].name}: `rml convert --to tflite` refused the model (see the log)")
+    runner = Interpreter(model_path=str(where["rml_tflite"]), num_threads=threads).get_signature_runner()
+    feeds = dict(zip(input_names(len(inputs)), inputs))
+    return "ai-edge-litert " + _version("ai-edge-litert"), lambda: runner(**feeds)["output"]
+
+
+def _version(distribution: str) -> str:
+    from importlib.metadata import version
+    return version(distribution)
+
+
 def load_rml_py(model, inputs, threads, where):
     import rml
 
@@ -195,9 +213,10 @@ class RmlCli:
 
 
 LOADERS = {"rml_py": load_rml_py, "torch": load_torch, "torch_compile": load_torch_compile, "jax": load_jax,
-           "tf": load_tf, "tf_xla": load_tf_xla, "ort_torch": load_ort_torch, "ort_rml": load_ort_rml}
+           "tf": load_tf, "tf_xla": load_tf_xla, "ort_torch": load_ort_torch, "ort_rml": load_ort_rml,
+           "litert": load_litert}
 FIRST_IMPORT = {"torch": "torch", "torch_compile": "torch", "jax": "jax", "tf": "tensorflow", "tf_xla": "tensorflow",
-                "ort_torch": "onnxruntime", "ort_rml": "onnxruntime"}
+                "ort_torch": "onnxruntime", "ort_rml": "onnxruntime", "litert": "ai_edge_litert.interpreter"}
 
 
 # --- serve -------------------------------------------------------------------------------------
