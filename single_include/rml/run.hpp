@@ -5949,7 +5949,23 @@ struct V {
   static void narrow16(const D* in, float* p) {
     for (int i = 0; i < 4; ++i) _mm_storeu_ps(p + 4 * i, _mm256_cvtpd_ps(in[i]));
   }
-  static D dload(const double* p) { return _mm256_loadu_pd(p); }
+  /// widen16 of p[0:count] (count < 16; nothing past it is read), `fill` in the other lanes.
+  static void widen16_first(const float* p, std::int64_t count, D fill, D* out) {
+    for (int i = 0; i < 4; ++i) {
+      const std::int64_t left = count - 4 * i;  // this quarter's lanes below it are loaded
+      const __m128i floats = _mm_cmpgt_epi32(_mm_set1_epi32(static_cast<int>(std::clamp<std::int64_t>(left, 0, 4))),
+                                             _mm_setr_epi32(0, 1, 2, 3));
+      const __m256i doubles = _mm256_cmpgt_epi64(_mm256_set1_epi64x(left), _mm256_setr_epi64x(0, 1, 2, 3));
+      out[i] = _mm256_blendv_pd(fill, _mm256_cvtps_pd(_mm_maskload_ps(p + 4 * i, floats)), _mm256_castsi256_pd(doubles));
+    }
+  }
+  /// sum_detail::combine over the sixteen chains parts[0..3] hold, in registers:
+  /// chains j + 8, j + 4, j + 2, j + 1 added to chain j in turn.
+  static double sum_tree(const D* parts) {
+    const D four = _mm256_add_pd(_mm256_add_pd(parts[0], parts[2]), _mm256_add_pd(parts[1], parts[3]));
+    const __m128d two = _mm_add_pd(_mm256_castpd256_pd128(four), _mm256_extractf128_pd(four, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(two, _mm_unpackhi_pd(two, two)));
+  }
   static void dstore(double* p, D v) { _mm256_storeu_pd(p, v); }
   static D dset1(double v) { return _mm256_set1_pd(v); }
   static D dadd(D a, D b) { return _mm256_add_pd(a, b); }
@@ -6147,15 +6163,16 @@ inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t r
 
 inline constexpr int kDoubleParts = 16 / V::kDoubleLanes;  // D registers per block of sixteen floats
 
-/// chains[j] += x[16 b + j], or its squared deviation from `mean` (one fma),
-/// for the whole blocks b < blocks: sum_detail::add_lanes, a block at a time.
+/// sum_detail::chained_sum (the sixteen chains, then combine) in registers.
+/// A sum's last, partial block adds +0.0 to the chains it does not reach,
+/// which leaves their bits (a chain that starts at +0 is never -0); squared
+/// deviations finish lane by lane, as (x - mean)^2 of a filler could be NaN.
 template <bool Squares>
-inline void add_blocks(const float* x, std::int64_t blocks, double mean, double* chains) {
+inline double chained_sum(const float* x, std::int64_t n, double mean) {
   V::D acc[kDoubleParts], w[kDoubleParts];
-  for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dload(chains + p * V::kDoubleLanes);
+  for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dset1(0.0);
   const V::D m = V::dset1(mean);
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    V::widen16(x + 16 * b, w);
+  const auto add = [&] {
     for (int p = 0; p < kDoubleParts; ++p) {
       if constexpr (Squares) {
         const V::D d = V::dsub(w[p], m);
@@ -6164,8 +6181,20 @@ inline void add_blocks(const float* x, std::int64_t blocks, double mean, double*
         acc[p] = V::dadd(acc[p], w[p]);
       }
     }
+  };
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) V::widen16(x + i, w), add();
+  if (i < n) {
+    if constexpr (Squares) {
+      double chains[16];
+      for (int p = 0; p < kDoubleParts; ++p) V::dstore(chains + p * V::kDoubleLanes, acc[p]);
+      sum_detail::add_lanes<true>(x, i, n, mean, chains);
+      return sum_detail::combine(chains);
+    } else {
+      V::widen16_first(x + i, n - i, V::dset1(0.0), w), add();
+    }
   }
-  for (int p = 0; p < kDoubleParts; ++p) V::dstore(chains + p * V::kDoubleLanes, acc[p]);
+  return V::sum_tree(acc);
 }
 
 /// y = sum_detail::normalize(x) over whole blocks of sixteen, lane-wise.
@@ -6487,7 +6516,22 @@ struct V {
     _mm256_storeu_ps(p, _mm512_maskz_cvtpd_ps(0xFF, in[0]));
     _mm256_storeu_ps(p + 8, _mm512_maskz_cvtpd_ps(0xFF, in[1]));
   }
-  static D dload(const double* p) { return _mm512_loadu_pd(p); }
+  /// widen16 of p[0:count] (count < 16; nothing past it is read), `fill` in the other lanes.
+  static void widen16_first(const float* p, std::int64_t count, D fill, D* out) {
+    const __m512 x = _mm512_maskz_loadu_ps(first_lanes(count), p);
+    const auto low = static_cast<__mmask8>(count >= 8 ? 0xFF : (1u << count) - 1u);
+    const auto high = static_cast<__mmask8>(count <= 8 ? 0 : (1u << (count - 8)) - 1u);
+    out[0] = _mm512_mask_blend_pd(low, fill, _mm512_maskz_cvtps_pd(0xFF, _mm512_maskz_extractf32x8_ps(0xFF, x, 0)));
+    out[1] = _mm512_mask_blend_pd(high, fill, _mm512_maskz_cvtps_pd(0xFF, _mm512_maskz_extractf32x8_ps(0xFF, x, 1)));
+  }
+  /// sum_detail::combine over the sixteen chains parts[0..1] hold, in registers:
+  /// chains j + 8, j + 4, j + 2, j + 1 added to chain j in turn.
+  static double sum_tree(const D* parts) {
+    const D eight = _mm512_add_pd(parts[0], parts[1]);
+    const __m256d four = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xFF, eight, 0), _mm512_maskz_extractf64x4_pd(0xFF, eight, 1));
+    const __m128d two = _mm_add_pd(_mm256_castpd256_pd128(four), _mm256_extractf128_pd(four, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(two, _mm_unpackhi_pd(two, two)));
+  }
   static void dstore(double* p, D v) { _mm512_storeu_pd(p, v); }
   static D dset1(double v) { return _mm512_set1_pd(v); }
   static D dadd(D a, D b) { return _mm512_add_pd(a, b); }
@@ -6685,15 +6729,16 @@ inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t r
 
 inline constexpr int kDoubleParts = 16 / V::kDoubleLanes;  // D registers per block of sixteen floats
 
-/// chains[j] += x[16 b + j], or its squared deviation from `mean` (one fma),
-/// for the whole blocks b < blocks: sum_detail::add_lanes, a block at a time.
+/// sum_detail::chained_sum (the sixteen chains, then combine) in registers.
+/// A sum's last, partial block adds +0.0 to the chains it does not reach,
+/// which leaves their bits (a chain that starts at +0 is never -0); squared
+/// deviations finish lane by lane, as (x - mean)^2 of a filler could be NaN.
 template <bool Squares>
-inline void add_blocks(const float* x, std::int64_t blocks, double mean, double* chains) {
+inline double chained_sum(const float* x, std::int64_t n, double mean) {
   V::D acc[kDoubleParts], w[kDoubleParts];
-  for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dload(chains + p * V::kDoubleLanes);
+  for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dset1(0.0);
   const V::D m = V::dset1(mean);
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    V::widen16(x + 16 * b, w);
+  const auto add = [&] {
     for (int p = 0; p < kDoubleParts; ++p) {
       if constexpr (Squares) {
         const V::D d = V::dsub(w[p], m);
@@ -6702,8 +6747,20 @@ inline void add_blocks(const float* x, std::int64_t blocks, double mean, double*
         acc[p] = V::dadd(acc[p], w[p]);
       }
     }
+  };
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) V::widen16(x + i, w), add();
+  if (i < n) {
+    if constexpr (Squares) {
+      double chains[16];
+      for (int p = 0; p < kDoubleParts; ++p) V::dstore(chains + p * V::kDoubleLanes, acc[p]);
+      sum_detail::add_lanes<true>(x, i, n, mean, chains);
+      return sum_detail::combine(chains);
+    } else {
+      V::widen16_first(x + i, n - i, V::dset1(0.0), w), add();
+    }
   }
-  for (int p = 0; p < kDoubleParts; ++p) V::dstore(chains + p * V::kDoubleLanes, acc[p]);
+  return V::sum_tree(acc);
 }
 
 /// y = sum_detail::normalize(x) over whole blocks of sixteen, lane-wise.
@@ -7062,14 +7119,13 @@ namespace sum_detail {
 /// The chains over x[0:n] with `isa`'s vectors, combined.
 template <bool Squares>
 inline double chained_sum(Isa isa, const float* x, std::int64_t n, double mean) {
-  double chains[kChains] = {};
-  std::int64_t blocks = 0;
 #if RML_X86_DISPATCH
-  if (isa == Isa::avx512) avx512::add_blocks<Squares>(x, blocks = n / kChains, mean, chains);
-  if (isa == Isa::avx2) avx2::add_blocks<Squares>(x, blocks = n / kChains, mean, chains);
+  if (isa == Isa::avx512) return avx512::chained_sum<Squares>(x, n, mean);
+  if (isa == Isa::avx2) return avx2::chained_sum<Squares>(x, n, mean);
 #endif
   (void)isa;
-  add_lanes<Squares>(x, blocks * kChains, n, mean, chains);
+  double chains[kChains] = {};
+  add_lanes<Squares>(x, 0, n, mean, chains);
   return combine(chains);
 }
 

@@ -186,15 +186,16 @@ inline void max_2x2_stride2(const float* top, std::int64_t below, std::int64_t r
 
 inline constexpr int kDoubleParts = 16 / V::kDoubleLanes;  // D registers per block of sixteen floats
 
-/// chains[j] += x[16 b + j], or its squared deviation from `mean` (one fma),
-/// for the whole blocks b < blocks: sum_detail::add_lanes, a block at a time.
+/// sum_detail::chained_sum (the sixteen chains, then combine) in registers.
+/// A sum's last, partial block adds +0.0 to the chains it does not reach,
+/// which leaves their bits (a chain that starts at +0 is never -0); squared
+/// deviations finish lane by lane, as (x - mean)^2 of a filler could be NaN.
 template <bool Squares>
-inline void add_blocks(const float* x, std::int64_t blocks, double mean, double* chains) {
+inline double chained_sum(const float* x, std::int64_t n, double mean) {
   V::D acc[kDoubleParts], w[kDoubleParts];
-  for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dload(chains + p * V::kDoubleLanes);
+  for (int p = 0; p < kDoubleParts; ++p) acc[p] = V::dset1(0.0);
   const V::D m = V::dset1(mean);
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    V::widen16(x + 16 * b, w);
+  const auto add = [&] {
     for (int p = 0; p < kDoubleParts; ++p) {
       if constexpr (Squares) {
         const V::D d = V::dsub(w[p], m);
@@ -203,8 +204,20 @@ inline void add_blocks(const float* x, std::int64_t blocks, double mean, double*
         acc[p] = V::dadd(acc[p], w[p]);
       }
     }
+  };
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) V::widen16(x + i, w), add();
+  if (i < n) {
+    if constexpr (Squares) {
+      double chains[16];
+      for (int p = 0; p < kDoubleParts; ++p) V::dstore(chains + p * V::kDoubleLanes, acc[p]);
+      sum_detail::add_lanes<true>(x, i, n, mean, chains);
+      return sum_detail::combine(chains);
+    } else {
+      V::widen16_first(x + i, n - i, V::dset1(0.0), w), add();
+    }
   }
-  for (int p = 0; p < kDoubleParts; ++p) V::dstore(chains + p * V::kDoubleLanes, acc[p]);
+  return V::sum_tree(acc);
 }
 
 /// y = sum_detail::normalize(x) over whole blocks of sixteen, lane-wise.

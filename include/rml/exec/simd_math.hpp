@@ -456,7 +456,23 @@ struct V {
   static void narrow16(const D* in, float* p) {
     for (int i = 0; i < 4; ++i) _mm_storeu_ps(p + 4 * i, _mm256_cvtpd_ps(in[i]));
   }
-  static D dload(const double* p) { return _mm256_loadu_pd(p); }
+  /// widen16 of p[0:count] (count < 16; nothing past it is read), `fill` in the other lanes.
+  static void widen16_first(const float* p, std::int64_t count, D fill, D* out) {
+    for (int i = 0; i < 4; ++i) {
+      const std::int64_t left = count - 4 * i;  // this quarter's lanes below it are loaded
+      const __m128i floats = _mm_cmpgt_epi32(_mm_set1_epi32(static_cast<int>(std::clamp<std::int64_t>(left, 0, 4))),
+                                             _mm_setr_epi32(0, 1, 2, 3));
+      const __m256i doubles = _mm256_cmpgt_epi64(_mm256_set1_epi64x(left), _mm256_setr_epi64x(0, 1, 2, 3));
+      out[i] = _mm256_blendv_pd(fill, _mm256_cvtps_pd(_mm_maskload_ps(p + 4 * i, floats)), _mm256_castsi256_pd(doubles));
+    }
+  }
+  /// sum_detail::combine over the sixteen chains parts[0..3] hold, in registers:
+  /// chains j + 8, j + 4, j + 2, j + 1 added to chain j in turn.
+  static double sum_tree(const D* parts) {
+    const D four = _mm256_add_pd(_mm256_add_pd(parts[0], parts[2]), _mm256_add_pd(parts[1], parts[3]));
+    const __m128d two = _mm_add_pd(_mm256_castpd256_pd128(four), _mm256_extractf128_pd(four, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(two, _mm_unpackhi_pd(two, two)));
+  }
   static void dstore(double* p, D v) { _mm256_storeu_pd(p, v); }
   static D dset1(double v) { return _mm256_set1_pd(v); }
   static D dadd(D a, D b) { return _mm256_add_pd(a, b); }
@@ -545,7 +561,22 @@ struct V {
     _mm256_storeu_ps(p, _mm512_maskz_cvtpd_ps(0xFF, in[0]));
     _mm256_storeu_ps(p + 8, _mm512_maskz_cvtpd_ps(0xFF, in[1]));
   }
-  static D dload(const double* p) { return _mm512_loadu_pd(p); }
+  /// widen16 of p[0:count] (count < 16; nothing past it is read), `fill` in the other lanes.
+  static void widen16_first(const float* p, std::int64_t count, D fill, D* out) {
+    const __m512 x = _mm512_maskz_loadu_ps(first_lanes(count), p);
+    const auto low = static_cast<__mmask8>(count >= 8 ? 0xFF : (1u << count) - 1u);
+    const auto high = static_cast<__mmask8>(count <= 8 ? 0 : (1u << (count - 8)) - 1u);
+    out[0] = _mm512_mask_blend_pd(low, fill, _mm512_maskz_cvtps_pd(0xFF, _mm512_maskz_extractf32x8_ps(0xFF, x, 0)));
+    out[1] = _mm512_mask_blend_pd(high, fill, _mm512_maskz_cvtps_pd(0xFF, _mm512_maskz_extractf32x8_ps(0xFF, x, 1)));
+  }
+  /// sum_detail::combine over the sixteen chains parts[0..1] hold, in registers:
+  /// chains j + 8, j + 4, j + 2, j + 1 added to chain j in turn.
+  static double sum_tree(const D* parts) {
+    const D eight = _mm512_add_pd(parts[0], parts[1]);
+    const __m256d four = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xFF, eight, 0), _mm512_maskz_extractf64x4_pd(0xFF, eight, 1));
+    const __m128d two = _mm_add_pd(_mm256_castpd256_pd128(four), _mm256_extractf128_pd(four, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(two, _mm_unpackhi_pd(two, two)));
+  }
   static void dstore(double* p, D v) { _mm512_storeu_pd(p, v); }
   static D dset1(double v) { return _mm512_set1_pd(v); }
   static D dadd(D a, D b) { return _mm512_add_pd(a, b); }
@@ -671,14 +702,13 @@ namespace sum_detail {
 /// The chains over x[0:n] with `isa`'s vectors, combined.
 template <bool Squares>
 inline double chained_sum(Isa isa, const float* x, std::int64_t n, double mean) {
-  double chains[kChains] = {};
-  std::int64_t blocks = 0;
 #if RML_X86_DISPATCH
-  if (isa == Isa::avx512) avx512::add_blocks<Squares>(x, blocks = n / kChains, mean, chains);
-  if (isa == Isa::avx2) avx2::add_blocks<Squares>(x, blocks = n / kChains, mean, chains);
+  if (isa == Isa::avx512) return avx512::chained_sum<Squares>(x, n, mean);
+  if (isa == Isa::avx2) return avx2::chained_sum<Squares>(x, n, mean);
 #endif
   (void)isa;
-  add_lanes<Squares>(x, blocks * kChains, n, mean, chains);
+  double chains[kChains] = {};
+  add_lanes<Squares>(x, 0, n, mean, chains);
   return combine(chains);
 }
 
