@@ -1194,7 +1194,7 @@ TEST_CASE("pools: kernels, strides, four-sided pads, dilation, count_include_pad
     }
 }
 
-TEST_CASE("sdpa: causal, masks of several shapes, scale, batch broadcasting, Lq != Lk") {
+TEST_CASE("sdpa: causal, masks of several shapes, scale, batch broadcasting, Lq != Lk, several query blocks") {
   Rng rng(18);
   sdpa_case(rng, "sdpa", {5, 8}, {5, 8}, {5, 8}, std::nullopt, false, std::nullopt);
   sdpa_case(rng, "sdpa", {2, 4, 16, 32}, {2, 4, 16, 32}, {2, 4, 16, 32}, std::nullopt, true, std::nullopt);
@@ -1206,6 +1206,10 @@ TEST_CASE("sdpa: causal, masks of several shapes, scale, batch broadcasting, Lq 
   sdpa_case(rng, "sdpa", {4, 1, 4}, {4, 13, 4}, {1, 13, 1}, Shape{4, 1, 13}, false, std::nullopt, true);
   sdpa_case(rng, "sdpa with -inf in the mask", {2, 7, 8}, {2, 7, 8}, {2, 7, 8}, Shape{7, 7}, true, std::nullopt, true);
   sdpa_case(rng, "sdpa", {1, 1}, {1, 1}, {1, 1}, Shape{}, true, std::nullopt);
+  // Query rows in several blocks: six batches (a task each, its K and V packed
+  // once for three blocks), then two (blocks split between threads).
+  sdpa_case(rng, "sdpa", {2, 3, 100, 8}, {2, 3, 100, 8}, {2, 3, 100, 5}, std::nullopt, true, std::nullopt);
+  sdpa_case(rng, "sdpa", {2, 100, 8}, {2, 60, 8}, {2, 60, 5}, Shape{100, 60}, false, std::nullopt);
 }
 
 TEST_CASE("cast both ways, select and compares with NaN, every unary and binary op in f32 and i32") {

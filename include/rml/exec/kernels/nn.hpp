@@ -160,9 +160,11 @@ class SdpaKernel final : public Kernel {
     }
     k_packed_floats_ = align_up(PackedB::bytes(d_, lk_)) / sizeof(float);
     v_packed_floats_ = align_up(PackedB::bytes(lk_, dv_)) / sizeof(float);
-    shared_scratch_bytes = q_off_.size() * (k_packed_floats_ + v_packed_floats_) * sizeof(float);
     gemm_scratch_floats_ = align_up(gemm_scratch_bytes(std::max(d_, lk_))) / sizeof(float);
-    thread_scratch_bytes = (gemm_scratch_floats_ + static_cast<std::size_t>(kRowBlock * lk_)) * sizeof(float);
+    // Each task packs the K and V of the batches it takes into its own scratch.
+    thread_scratch_bytes =
+        (gemm_scratch_floats_ + static_cast<std::size_t>(kRowBlock * lk_) + k_packed_floats_ + v_packed_floats_) *
+        sizeof(float);
   }
 
   void run(RunContext& ctx) const override {
@@ -171,24 +173,25 @@ class SdpaKernel final : public Kernel {
     const float* v = ctx.value<const float>(in_[2]);
     const float* mask = in_.size() == 4 ? ctx.value<const float>(in_[3]) : nullptr;
     float* y = ctx.value<float>(out_);
-    float* packed = reinterpret_cast<float*>(ctx.shared_scratch);
     const std::int64_t batches = static_cast<std::int64_t>(q_off_.size());
-    const std::int64_t per_batch = static_cast<std::int64_t>(k_packed_floats_ + v_packed_floats_);
-    ctx.pool->parallel_for(batches, 1, [&](std::int64_t b0, std::int64_t b1, int) {
-      for (std::int64_t b = b0; b < b1; ++b) {
-        float* dst = packed + b * per_batch;
-        PackedB::pack_transposed_into(dst, k + k_off_[b], d_, lk_, d_);
-        PackedB::pack_into(dst + k_packed_floats_, v + v_off_[b], lk_, dv_, dv_);
-      }
-    });
     const std::int64_t blocks = (lq_ + kRowBlock - 1) / kRowBlock;
     const Isa isa = active_isa();
-    ctx.pool->parallel_for(batches * blocks, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
+    // Tasks of whole batches (a batch's K and V packed once, used while in
+    // L1/L2) where there are enough for every thread; else of query blocks.
+    const bool by_batch = batches >= 2 * ctx.pool->size();
+    const std::int64_t per_task = by_batch ? blocks : 1;
+    ctx.pool->parallel_for(batches * blocks / per_task, 1, [&](std::int64_t t0, std::int64_t t1, int thread) {
       float* gemm_scratch = ctx.scratch_of<float>(thread);
       float* scores = gemm_scratch + gemm_scratch_floats_;
-      for (std::int64_t t = t0; t < t1; ++t) {
+      float* kt = scores + kRowBlock * lk_;
+      std::int64_t packed_batch = -1;
+      for (std::int64_t t = t0 * per_task; t < t1 * per_task; ++t) {
         const std::int64_t b = t / blocks, i0 = (t % blocks) * kRowBlock, rows = std::min(kRowBlock, lq_ - i0);
-        const float* kt = packed + b * per_batch;
+        if (b != packed_batch) {
+          PackedB::pack_transposed_into(kt, k + k_off_[b], d_, lk_, d_);
+          PackedB::pack_into(kt + k_packed_floats_, v + v_off_[b], lk_, dv_, dv_);
+          packed_batch = b;
+        }
         gemm(q + q_off_[b] + i0 * d_, d_, PackedBView{kt, d_, lk_, &gemm_detail::kernels_for(lk_)}, scores, lk_, 0, rows, 0, lk_, gemm_scratch);
         for (std::int64_t r = 0; r < rows; ++r) softmax_row(isa, scores + r * lk_, b, i0 + r, mask);
         gemm(scores, lk_, PackedBView{kt + k_packed_floats_, lk_, dv_, &gemm_detail::kernels_for(dv_)}, y + (b * lq_ + i0) * dv_, dv_, 0, rows, 0,
