@@ -1212,6 +1212,58 @@ TEST_CASE("sdpa: causal, masks of several shapes, scale, batch broadcasting, Lq 
   sdpa_case(rng, "sdpa", {2, 100, 8}, {2, 60, 8}, {2, 60, 5}, Shape{100, 60}, false, std::nullopt);
 }
 
+TEST_CASE("an sdpa reads the heads of [B, L, H, D] in place of a transpose to [B, H, L, D] only it reads") {
+  Rng rng(31);
+  struct Case {
+    Shape q, k, v;  // as [B, L, H, D]
+    bool causal, mask;
+    std::array<bool, 3> transposed;  // which of q, k, v go through the transpose
+  };
+  const Case cases[] = {
+      {{2, 64, 4, 16}, {2, 64, 4, 16}, {2, 64, 4, 8}, true, false, {true, true, true}},  // several query blocks
+      {{3, 7, 2, 8}, {3, 5, 2, 8}, {3, 5, 2, 3}, false, true, {true, false, true}},
+      {{1, 5, 3, 4}, {1, 9, 3, 4}, {1, 9, 3, 6}, true, false, {false, true, false}},
+  };
+  for (const Case& c : cases) {
+    Builder b;
+    std::vector<ValueId> in;
+    int gathered = 0;
+    for (int i = 0; i < 3; ++i) {
+      const Shape& s = i == 0 ? c.q : (i == 1 ? c.k : c.v);
+      const ValueId x = b.input(std::string(1, "qkv"[i]), uniform(rng, s, -1, 1));
+      if (c.transposed[i]) ++gathered;
+      in.push_back(c.transposed[i] ? b.op(Transpose{.perm = {0, 2, 1, 3}}, {x})
+                                   : b.op(Mul{}, {b.op(Transpose{.perm = {0, 2, 1, 3}}, {x}), b.constant(Tensor::scalar(1.0f))}));
+    }
+    if (c.mask) in.push_back(b.constant(uniform(rng, {c.q[1], c.k[1]}, -2, 2)));
+    b.output("y", b.op(Sdpa{.causal = c.causal}, in));
+    const Model model(b.graph());
+    const std::string label = detail::concat("q ", to_string(c.q), " k ", to_string(c.k), " v ", to_string(c.v));
+    CAPTURE(label);
+    // The sdpa's kernel covers the transposes it reads through (and no more).
+    const Executor fused(model, {1, true});
+    bool found = false;
+    for (const auto& kernel : fused.plan().kernels)
+      if (contains(kernel->describe(), "sdpa")) {
+        found = true;
+        CHECK(kernel->nodes.size() == static_cast<std::size_t>(1 + gathered));
+      }
+    CHECK(found);
+    check_builder(b, "sdpa through transposes " + label);
+  }
+  {  // a transpose also read elsewhere stays a kernel of its own
+    Builder b;
+    const ValueId x = b.input("x", uniform(rng, {2, 6, 2, 4}, -1, 1));
+    const ValueId t = b.op(Transpose{.perm = {0, 2, 1, 3}}, {x});
+    b.output("y", b.op(Sdpa{}, {t, t, t}));
+    b.output("t", t);
+    const Executor fused(Model(b.graph()), {1, true});
+    for (const auto& kernel : fused.plan().kernels)
+      if (contains(kernel->describe(), "sdpa")) CHECK(kernel->nodes.size() == 1);
+    check_builder(b, "sdpa through a transpose that is also an output");
+  }
+}
+
 TEST_CASE("cast both ways, select and compares with NaN, every unary and binary op in f32 and i32") {
   Rng rng(19);
   {

@@ -5453,6 +5453,10 @@ struct PlanContext {
   PackedWeightCache& packed_weights;        // constant matmul operands, packed once per plan
   /// Per node: the channel pieces its conv reads its input from (empty: the input itself).
   const std::vector<std::vector<ChannelPiece>>* conv_pieces = nullptr;
+  /// Per node: the values an sdpa reads for q, k and v (empty: its inputs); one
+  /// that differs from the input is the [B, L, H, D] source of a gathered
+  /// transpose to [B, H, L, D] (exec/fusion.hpp).
+  const std::vector<std::vector<ValueId>>* sdpa_operands = nullptr;
 
   const TensorType& type(ValueId v) const { return graph.values[v].type; }
   Types input_types(const Node& node) const {
@@ -5468,12 +5472,18 @@ struct PlanContext {
   }
   bool is_graph_output(ValueId v) const { return graph_outputs[v]; }
   /// conv_pieces' entry for a node of `graph` (none for a node from elsewhere).
-  const std::vector<ChannelPiece>& pieces_of(const Node& node) const {
-    static const std::vector<ChannelPiece> none;
+  const std::vector<ChannelPiece>& pieces_of(const Node& node) const { return entry_of(conv_pieces, node); }
+  /// sdpa_operands' entry for a node of `graph` (none for a node from elsewhere).
+  const std::vector<ValueId>& sdpa_operands_of(const Node& node) const { return entry_of(sdpa_operands, node); }
+
+ private:
+  template <class T>
+  const std::vector<T>& entry_of(const std::vector<std::vector<T>>* table, const Node& node) const {
+    static const std::vector<T> none;
     const std::less<const Node*> before;
     const Node* first = graph.nodes.data();
-    if (!conv_pieces || before(&node, first) || !before(&node, first + conv_pieces->size())) return none;
-    return (*conv_pieces)[static_cast<std::size_t>(&node - first)];
+    if (!table || before(&node, first) || !before(&node, first + table->size())) return none;
+    return (*table)[static_cast<std::size_t>(&node - first)];
   }
 };
 
@@ -9273,6 +9283,7 @@ struct KernelFor<MatMul> {
 // vectorised), the GELU block functions, and scaled dot-product attention on
 // the packed GEMM.
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -9389,7 +9400,11 @@ struct BlockFor<Gelu> {
 // rows are split into blocks or threads, so any thread count is bit-identical.
 class SdpaKernel final : public Kernel {
  public:
-  SdpaKernel(const Sdpa& op, std::vector<ValueId> in, ValueId out, const Types& types, const Shape& out_shape)
+  /// `in`: q, k, v (and the mask) as read; types: as the op sees them. Where
+  /// heads_inner[i], operand i is read from [B, L, H, D] memory (a gathered
+  /// transpose's input) as the [B, H, L, D] the op takes.
+  SdpaKernel(const Sdpa& op, std::vector<ValueId> in, ValueId out, const Types& types, const Shape& out_shape,
+             std::array<bool, 3> heads_inner = {})
       : in_(std::move(in)), out_(out), causal_(op.causal) {
     const Shape &q = types[0].shape, &k = types[1].shape, &v = types[2].shape;
     lq_ = q[q.size() - 2];
@@ -9398,19 +9413,9 @@ class SdpaKernel final : public Kernel {
     dv_ = v.back();
     scale_ = op.scale ? float(*op.scale) : float(1.0 / std::sqrt(double(d_)));
     batch_ = Shape(out_shape.begin(), out_shape.end() - 2);
-    auto offsets = [&](const Shape& s) {  // element offset of each batch's matrix
-      const Shape strides = broadcast_strides(batch_, Shape(s.begin(), s.end() - 2));
-      std::vector<std::int64_t> out;
-      for_each_batch([&](const Shape& index) {
-        std::int64_t o = 0;
-        for (std::size_t d = 0; d < index.size(); ++d) o += index[d] * strides[d];
-        out.push_back(o * s[s.size() - 2] * s.back());
-      });
-      return out;
-    };
-    q_off_ = offsets(q);
-    k_off_ = offsets(k);
-    v_off_ = offsets(v);
+    q_ = operand(q, heads_inner[0]);
+    k_ = operand(k, heads_inner[1]);
+    v_ = operand(v, heads_inner[2]);
     if (in_.size() == 4) {
       Shape scores = batch_;
       scores.push_back(lq_);
@@ -9439,7 +9444,7 @@ class SdpaKernel final : public Kernel {
     const float* v = ctx.value<const float>(in_[2]);
     const float* mask = in_.size() == 4 ? ctx.value<const float>(in_[3]) : nullptr;
     float* y = ctx.value<float>(out_);
-    const std::int64_t batches = static_cast<std::int64_t>(q_off_.size());
+    const std::int64_t batches = static_cast<std::int64_t>(q_.offsets.size());
     const std::int64_t blocks = (lq_ + kRowBlock - 1) / kRowBlock;
     const Isa isa = active_isa();
     // Tasks of whole batches (a batch's K and V packed once, used while in
@@ -9454,11 +9459,11 @@ class SdpaKernel final : public Kernel {
       for (std::int64_t t = t0 * per_task; t < t1 * per_task; ++t) {
         const std::int64_t b = t / blocks, i0 = (t % blocks) * kRowBlock, rows = std::min(kRowBlock, lq_ - i0);
         if (b != packed_batch) {
-          PackedB::pack_transposed_into(kt, k + k_off_[b], d_, lk_, d_);
-          PackedB::pack_into(kt + k_packed_floats_, v + v_off_[b], lk_, dv_, dv_);
+          PackedB::pack_transposed_into(kt, k + k_.offsets[b], d_, lk_, k_.row_stride);
+          PackedB::pack_into(kt + k_packed_floats_, v + v_.offsets[b], lk_, dv_, v_.row_stride);
           packed_batch = b;
         }
-        gemm(q + q_off_[b] + i0 * d_, d_, PackedBView{kt, d_, lk_, &gemm_detail::kernels_for(lk_)}, scores, lk_, 0, rows, 0, lk_, gemm_scratch);
+        gemm(q + q_.offsets[b] + i0 * q_.row_stride, q_.row_stride, PackedBView{kt, d_, lk_, &gemm_detail::kernels_for(lk_)}, scores, lk_, 0, rows, 0, lk_, gemm_scratch);
         for (std::int64_t r = 0; r < rows; ++r) softmax_row(isa, scores + r * lk_, b, i0 + r, mask);
         gemm(scores, lk_, PackedBView{kt + k_packed_floats_, lk_, dv_, &gemm_detail::kernels_for(dv_)}, y + (b * lq_ + i0) * dv_, dv_, 0, rows, 0,
              dv_, gemm_scratch);
@@ -9466,7 +9471,7 @@ class SdpaKernel final : public Kernel {
     });
   }
   std::string describe() const override {
-    return detail::concat("sdpa on the packed GEMM, ", kRowBlock, "-row query blocks (", q_off_.size(), " x ", lq_, " queries, ", lk_, " keys, dim ", d_,
+    return detail::concat("sdpa on the packed GEMM, ", kRowBlock, "-row query blocks (", q_.offsets.size(), " x ", lq_, " queries, ", lk_, " keys, dim ", d_,
                           causal_ ? ", causal without a mask" : "", ")");
   }
 
@@ -9484,6 +9489,26 @@ class SdpaKernel final : public Kernel {
     simd::exp_block(s, s, visible);
     simd::divide_row(isa, s, simd::sum_in_double(isa, s, visible), s, visible);
     std::fill(s + visible, s + lk_, 0.0f);
+  }
+
+  /// Where each batch's matrix of an operand starts, and how far apart its rows are.
+  struct Operand {
+    std::vector<std::int64_t> offsets;
+    std::int64_t row_stride = 0;
+  };
+  /// `s` as the op sees it; heads_inner: its memory is [B, L, H, D] (s is [B, H, L, D]).
+  Operand operand(const Shape& s, bool heads_inner) const {
+    const std::size_t rank = s.size();
+    const Shape strides = heads_inner ? Shape{s[2] * s[1] * s[3], s[3], s[1] * s[3], 1} : contiguous_strides(s);
+    Operand o{{}, strides[rank - 2]};
+    const std::size_t lead = batch_.size() - (rank - 2);  // s's batch axes are batch_'s last ones
+    for_each_batch([&](const Shape& index) {
+      std::int64_t offset = 0;
+      for (std::size_t d = 0; d + 2 < rank; ++d)
+        if (s[d] != 1) offset += index[lead + d] * strides[d];  // broadcast along its unit axes
+      o.offsets.push_back(offset);
+    });
+    return o;
   }
 
   template <class Fn>
@@ -9505,14 +9530,21 @@ class SdpaKernel final : public Kernel {
   std::int64_t lq_ = 0, d_ = 0, lk_ = 0, dv_ = 0, mask_row_stride_ = 0, mask_col_stride_ = 0;
   float scale_ = 1;
   Shape batch_;
-  std::vector<std::int64_t> q_off_, k_off_, v_off_, mask_off_;
+  Operand q_, k_, v_;
+  std::vector<std::int64_t> mask_off_;
   std::size_t k_packed_floats_ = 0, v_packed_floats_ = 0, gemm_scratch_floats_ = 0;
 };
 
 template <>
 struct KernelFor<Sdpa> {
   static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Sdpa& op) {
-    return std::make_unique<SdpaKernel>(op, node.inputs, node.outputs[0], ctx.input_types(node), ctx.output_shape(node));
+    std::vector<ValueId> reads = node.inputs;
+    std::array<bool, 3> heads_inner{};
+    const std::vector<ValueId>& operands = ctx.sdpa_operands_of(node);
+    for (std::size_t i = 0; i < operands.size(); ++i)
+      if (operands[i] != node.inputs[i]) reads[i] = operands[i], heads_inner[i] = true;
+    return std::make_unique<SdpaKernel>(op, std::move(reads), node.outputs[0], ctx.input_types(node),
+                                        ctx.output_shape(node), heads_inner);
   }
 };
 
@@ -9847,20 +9879,25 @@ class Fusion {
     form_groups(fuse);
     if (fuse) choose_epilogues();
     gather_conv_inputs(fuse);
+    gather_sdpa_transposes(fuse);
   }
 
-  /// A node run inside a direct conv's padding (the channel concat feeding it,
-  /// or a nearest upsampling's reshape, broadcast_to and reshape): no kernel.
+  /// A node run inside the kernel of the node it feeds: in a direct conv's
+  /// padding (the channel concat feeding it, or a nearest upsampling's
+  /// reshape, broadcast_to and reshape), or as the strided rows an sdpa reads
+  /// (a transpose of [B, L, H, D] to [B, H, L, D]): no kernel.
   bool gathered(std::size_t n) const { return gathered_by_[n] >= 0; }
-  /// The nodes gathered into conv node `conv`'s padding, in execution order.
-  std::vector<std::size_t> gathered_into(std::size_t conv) const {
+  /// The nodes gathered into node `consumer`'s kernel, in execution order.
+  std::vector<std::size_t> gathered_into(std::size_t consumer) const {
     std::vector<std::size_t> out;
     for (std::size_t n : order_)
-      if (gathered_by_[n] == static_cast<std::int64_t>(conv)) out.push_back(n);
+      if (gathered_by_[n] == static_cast<std::int64_t>(consumer)) out.push_back(n);
     return out;
   }
   /// Per node: the channel pieces its conv reads instead of its input (PlanContext::conv_pieces).
   const std::vector<std::vector<ChannelPiece>>& conv_pieces() const { return conv_pieces_; }
+  /// Per node: what an sdpa reads for q, k and v (PlanContext::sdpa_operands).
+  const std::vector<std::vector<ValueId>>& sdpa_operands() const { return sdpa_operands_; }
 
   /// A broadcast_to or slice read only by a group, as one of its leaves: no kernel.
   bool absorbed(std::size_t n) const { return absorbed_[n]; }
@@ -10038,6 +10075,28 @@ class Fusion {
     }
   }
 
+  /// Attention's heads are split by a reshape to [B, L, H, D] and a transpose
+  /// to [B, H, L, D] (the layout sdpa takes): an sdpa that is the only reader
+  /// of such a transpose reads its input instead, rows H * D floats apart,
+  /// and the transpose is never written out.
+  void gather_sdpa_transposes(bool fuse) {
+    sdpa_operands_.assign(graph_.nodes.size(), {});
+    if (!fuse) return;
+    for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
+      if (!holds<Sdpa>(node(n).op)) continue;
+      std::vector<ValueId> operands(node(n).inputs.begin(), node(n).inputs.begin() + 3);
+      bool any = false;
+      for (ValueId& operand : operands) {
+        const std::optional<std::size_t> p = private_producer(operand);
+        if (!p || !holds<Transpose>(node(*p).op) || get<Transpose>(node(*p).op).perm != Ints{0, 2, 1, 3}) continue;
+        gathered_by_[*p] = static_cast<std::int64_t>(n);
+        operand = node(*p).inputs[0];
+        any = true;
+      }
+      if (any) sdpa_operands_[n] = std::move(operands);
+    }
+  }
+
   /// The node producing v, when v is an intermediate only that one node reads.
   std::optional<std::size_t> private_producer(ValueId v) const {
     if (!uses_.single_private_reader(v) || uses_.producer[v] < 0) return std::nullopt;
@@ -10159,8 +10218,9 @@ class Fusion {
   std::vector<bool> absorbed_, in_group_, is_root_;
   std::vector<std::size_t> group_of_;
   std::vector<std::int64_t> epilogue_owner_;  // per node: the root of its epilogue group, or -1
-  std::vector<std::int64_t> gathered_by_;     // per node: the conv whose padding runs it, or -1
+  std::vector<std::int64_t> gathered_by_;     // per node: the conv or sdpa whose kernel runs it, or -1
   std::vector<std::vector<ChannelPiece>> conv_pieces_;  // per node: its conv's input pieces, if gathered
+  std::vector<std::vector<ValueId>> sdpa_operands_;    // per sdpa node with a gathered transpose: q, k, v read
 };
 
 }  // namespace rml::exec
@@ -10384,7 +10444,7 @@ inline bool nothing_to_compute(const PlanContext& ctx, const Node& node, const s
 
 /// The kernel for node `n`, or nullptr when `n` runs inside another kernel
 /// (a group member that is not its root, an absorbed broadcast or slice, a
-/// node gathered into a conv's padding, an epilogue producer); sets the
+/// node gathered into a conv's padding or an sdpa's reads, an epilogue producer); sets the
 /// kernel's nodes, reads and writes.
 inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fusion& fusion, std::size_t n,
                                                std::size_t& fused_groups) {
@@ -10411,7 +10471,7 @@ inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fus
   } else {
     kernel = make_kernel(ctx, node);
   }
-  // A conv's gathered input nodes run in its padding: before it, in its kernel.
+  // Gathered input nodes (a conv's padding, an sdpa's strided rows) run before it, in its kernel.
   for (const std::size_t m : std::vector<std::size_t>(covered)) {
     const std::vector<std::size_t> gathered = fusion.gathered_into(m);
     covered.insert(std::find(covered.begin(), covered.end(), m), gathered.begin(), gathered.end());
@@ -10439,7 +10499,7 @@ inline Plan compile_plan(const Model& model, bool fuse) {
   const GraphUses uses(graph);
   const Fusion fusion(graph, model.order(), uses, fuse);
   PackedWeightCache packed_weights;
-  const PlanContext ctx{graph, uses.is_output, packed_weights, &fusion.conv_pieces()};
+  const PlanContext ctx{graph, uses.is_output, packed_weights, &fusion.conv_pieces(), &fusion.sdpa_operands()};
   Plan plan;
   for (std::size_t n : model.order())
     if (auto kernel = plan_detail::kernel_for_node(ctx, fusion, n, plan.fused_groups)) plan.kernels.push_back(std::move(kernel));

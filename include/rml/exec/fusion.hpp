@@ -40,20 +40,25 @@ class Fusion {
     form_groups(fuse);
     if (fuse) choose_epilogues();
     gather_conv_inputs(fuse);
+    gather_sdpa_transposes(fuse);
   }
 
-  /// A node run inside a direct conv's padding (the channel concat feeding it,
-  /// or a nearest upsampling's reshape, broadcast_to and reshape): no kernel.
+  /// A node run inside the kernel of the node it feeds: in a direct conv's
+  /// padding (the channel concat feeding it, or a nearest upsampling's
+  /// reshape, broadcast_to and reshape), or as the strided rows an sdpa reads
+  /// (a transpose of [B, L, H, D] to [B, H, L, D]): no kernel.
   bool gathered(std::size_t n) const { return gathered_by_[n] >= 0; }
-  /// The nodes gathered into conv node `conv`'s padding, in execution order.
-  std::vector<std::size_t> gathered_into(std::size_t conv) const {
+  /// The nodes gathered into node `consumer`'s kernel, in execution order.
+  std::vector<std::size_t> gathered_into(std::size_t consumer) const {
     std::vector<std::size_t> out;
     for (std::size_t n : order_)
-      if (gathered_by_[n] == static_cast<std::int64_t>(conv)) out.push_back(n);
+      if (gathered_by_[n] == static_cast<std::int64_t>(consumer)) out.push_back(n);
     return out;
   }
   /// Per node: the channel pieces its conv reads instead of its input (PlanContext::conv_pieces).
   const std::vector<std::vector<ChannelPiece>>& conv_pieces() const { return conv_pieces_; }
+  /// Per node: what an sdpa reads for q, k and v (PlanContext::sdpa_operands).
+  const std::vector<std::vector<ValueId>>& sdpa_operands() const { return sdpa_operands_; }
 
   /// A broadcast_to or slice read only by a group, as one of its leaves: no kernel.
   bool absorbed(std::size_t n) const { return absorbed_[n]; }
@@ -231,6 +236,28 @@ class Fusion {
     }
   }
 
+  /// Attention's heads are split by a reshape to [B, L, H, D] and a transpose
+  /// to [B, H, L, D] (the layout sdpa takes): an sdpa that is the only reader
+  /// of such a transpose reads its input instead, rows H * D floats apart,
+  /// and the transpose is never written out.
+  void gather_sdpa_transposes(bool fuse) {
+    sdpa_operands_.assign(graph_.nodes.size(), {});
+    if (!fuse) return;
+    for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
+      if (!holds<Sdpa>(node(n).op)) continue;
+      std::vector<ValueId> operands(node(n).inputs.begin(), node(n).inputs.begin() + 3);
+      bool any = false;
+      for (ValueId& operand : operands) {
+        const std::optional<std::size_t> p = private_producer(operand);
+        if (!p || !holds<Transpose>(node(*p).op) || get<Transpose>(node(*p).op).perm != Ints{0, 2, 1, 3}) continue;
+        gathered_by_[*p] = static_cast<std::int64_t>(n);
+        operand = node(*p).inputs[0];
+        any = true;
+      }
+      if (any) sdpa_operands_[n] = std::move(operands);
+    }
+  }
+
   /// The node producing v, when v is an intermediate only that one node reads.
   std::optional<std::size_t> private_producer(ValueId v) const {
     if (!uses_.single_private_reader(v) || uses_.producer[v] < 0) return std::nullopt;
@@ -352,8 +379,9 @@ class Fusion {
   std::vector<bool> absorbed_, in_group_, is_root_;
   std::vector<std::size_t> group_of_;
   std::vector<std::int64_t> epilogue_owner_;  // per node: the root of its epilogue group, or -1
-  std::vector<std::int64_t> gathered_by_;     // per node: the conv whose padding runs it, or -1
+  std::vector<std::int64_t> gathered_by_;     // per node: the conv or sdpa whose kernel runs it, or -1
   std::vector<std::vector<ChannelPiece>> conv_pieces_;  // per node: its conv's input pieces, if gathered
+  std::vector<std::vector<ValueId>> sdpa_operands_;    // per sdpa node with a gathered transpose: q, k, v read
 };
 
 }  // namespace rml::exec

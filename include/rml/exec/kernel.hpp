@@ -73,6 +73,10 @@ struct PlanContext {
   PackedWeightCache& packed_weights;        // constant matmul operands, packed once per plan
   /// Per node: the channel pieces its conv reads its input from (empty: the input itself).
   const std::vector<std::vector<ChannelPiece>>* conv_pieces = nullptr;
+  /// Per node: the values an sdpa reads for q, k and v (empty: its inputs); one
+  /// that differs from the input is the [B, L, H, D] source of a gathered
+  /// transpose to [B, H, L, D] (exec/fusion.hpp).
+  const std::vector<std::vector<ValueId>>* sdpa_operands = nullptr;
 
   const TensorType& type(ValueId v) const { return graph.values[v].type; }
   Types input_types(const Node& node) const {
@@ -88,12 +92,18 @@ struct PlanContext {
   }
   bool is_graph_output(ValueId v) const { return graph_outputs[v]; }
   /// conv_pieces' entry for a node of `graph` (none for a node from elsewhere).
-  const std::vector<ChannelPiece>& pieces_of(const Node& node) const {
-    static const std::vector<ChannelPiece> none;
+  const std::vector<ChannelPiece>& pieces_of(const Node& node) const { return entry_of(conv_pieces, node); }
+  /// sdpa_operands' entry for a node of `graph` (none for a node from elsewhere).
+  const std::vector<ValueId>& sdpa_operands_of(const Node& node) const { return entry_of(sdpa_operands, node); }
+
+ private:
+  template <class T>
+  const std::vector<T>& entry_of(const std::vector<std::vector<T>>* table, const Node& node) const {
+    static const std::vector<T> none;
     const std::less<const Node*> before;
     const Node* first = graph.nodes.data();
-    if (!conv_pieces || before(&node, first) || !before(&node, first + conv_pieces->size())) return none;
-    return (*conv_pieces)[static_cast<std::size_t>(&node - first)];
+    if (!table || before(&node, first) || !before(&node, first + table->size())) return none;
+    return (*table)[static_cast<std::size_t>(&node - first)];
   }
 };
 

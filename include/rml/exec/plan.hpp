@@ -37,7 +37,7 @@ inline bool nothing_to_compute(const PlanContext& ctx, const Node& node, const s
 
 /// The kernel for node `n`, or nullptr when `n` runs inside another kernel
 /// (a group member that is not its root, an absorbed broadcast or slice, a
-/// node gathered into a conv's padding, an epilogue producer); sets the
+/// node gathered into a conv's padding or an sdpa's reads, an epilogue producer); sets the
 /// kernel's nodes, reads and writes.
 inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fusion& fusion, std::size_t n,
                                                std::size_t& fused_groups) {
@@ -64,7 +64,7 @@ inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fus
   } else {
     kernel = make_kernel(ctx, node);
   }
-  // A conv's gathered input nodes run in its padding: before it, in its kernel.
+  // Gathered input nodes (a conv's padding, an sdpa's strided rows) run before it, in its kernel.
   for (const std::size_t m : std::vector<std::size_t>(covered)) {
     const std::vector<std::size_t> gathered = fusion.gathered_into(m);
     covered.insert(std::find(covered.begin(), covered.end(), m), gathered.begin(), gathered.end());
@@ -92,7 +92,7 @@ inline Plan compile_plan(const Model& model, bool fuse) {
   const GraphUses uses(graph);
   const Fusion fusion(graph, model.order(), uses, fuse);
   PackedWeightCache packed_weights;
-  const PlanContext ctx{graph, uses.is_output, packed_weights, &fusion.conv_pieces()};
+  const PlanContext ctx{graph, uses.is_output, packed_weights, &fusion.conv_pieces(), &fusion.sdpa_operands()};
   Plan plan;
   for (std::size_t n : model.order())
     if (auto kernel = plan_detail::kernel_for_node(ctx, fusion, n, plan.fused_groups)) plan.kernels.push_back(std::move(kernel));

@@ -3,6 +3,7 @@
 // the packed GEMM.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -123,7 +124,11 @@ struct BlockFor<Gelu> {
 // rows are split into blocks or threads, so any thread count is bit-identical.
 class SdpaKernel final : public Kernel {
  public:
-  SdpaKernel(const Sdpa& op, std::vector<ValueId> in, ValueId out, const Types& types, const Shape& out_shape)
+  /// `in`: q, k, v (and the mask) as read; types: as the op sees them. Where
+  /// heads_inner[i], operand i is read from [B, L, H, D] memory (a gathered
+  /// transpose's input) as the [B, H, L, D] the op takes.
+  SdpaKernel(const Sdpa& op, std::vector<ValueId> in, ValueId out, const Types& types, const Shape& out_shape,
+             std::array<bool, 3> heads_inner = {})
       : in_(std::move(in)), out_(out), causal_(op.causal) {
     const Shape &q = types[0].shape, &k = types[1].shape, &v = types[2].shape;
     lq_ = q[q.size() - 2];
@@ -132,19 +137,9 @@ class SdpaKernel final : public Kernel {
     dv_ = v.back();
     scale_ = op.scale ? float(*op.scale) : float(1.0 / std::sqrt(double(d_)));
     batch_ = Shape(out_shape.begin(), out_shape.end() - 2);
-    auto offsets = [&](const Shape& s) {  // element offset of each batch's matrix
-      const Shape strides = broadcast_strides(batch_, Shape(s.begin(), s.end() - 2));
-      std::vector<std::int64_t> out;
-      for_each_batch([&](const Shape& index) {
-        std::int64_t o = 0;
-        for (std::size_t d = 0; d < index.size(); ++d) o += index[d] * strides[d];
-        out.push_back(o * s[s.size() - 2] * s.back());
-      });
-      return out;
-    };
-    q_off_ = offsets(q);
-    k_off_ = offsets(k);
-    v_off_ = offsets(v);
+    q_ = operand(q, heads_inner[0]);
+    k_ = operand(k, heads_inner[1]);
+    v_ = operand(v, heads_inner[2]);
     if (in_.size() == 4) {
       Shape scores = batch_;
       scores.push_back(lq_);
@@ -173,7 +168,7 @@ class SdpaKernel final : public Kernel {
     const float* v = ctx.value<const float>(in_[2]);
     const float* mask = in_.size() == 4 ? ctx.value<const float>(in_[3]) : nullptr;
     float* y = ctx.value<float>(out_);
-    const std::int64_t batches = static_cast<std::int64_t>(q_off_.size());
+    const std::int64_t batches = static_cast<std::int64_t>(q_.offsets.size());
     const std::int64_t blocks = (lq_ + kRowBlock - 1) / kRowBlock;
     const Isa isa = active_isa();
     // Tasks of whole batches (a batch's K and V packed once, used while in
@@ -188,11 +183,11 @@ class SdpaKernel final : public Kernel {
       for (std::int64_t t = t0 * per_task; t < t1 * per_task; ++t) {
         const std::int64_t b = t / blocks, i0 = (t % blocks) * kRowBlock, rows = std::min(kRowBlock, lq_ - i0);
         if (b != packed_batch) {
-          PackedB::pack_transposed_into(kt, k + k_off_[b], d_, lk_, d_);
-          PackedB::pack_into(kt + k_packed_floats_, v + v_off_[b], lk_, dv_, dv_);
+          PackedB::pack_transposed_into(kt, k + k_.offsets[b], d_, lk_, k_.row_stride);
+          PackedB::pack_into(kt + k_packed_floats_, v + v_.offsets[b], lk_, dv_, v_.row_stride);
           packed_batch = b;
         }
-        gemm(q + q_off_[b] + i0 * d_, d_, PackedBView{kt, d_, lk_, &gemm_detail::kernels_for(lk_)}, scores, lk_, 0, rows, 0, lk_, gemm_scratch);
+        gemm(q + q_.offsets[b] + i0 * q_.row_stride, q_.row_stride, PackedBView{kt, d_, lk_, &gemm_detail::kernels_for(lk_)}, scores, lk_, 0, rows, 0, lk_, gemm_scratch);
         for (std::int64_t r = 0; r < rows; ++r) softmax_row(isa, scores + r * lk_, b, i0 + r, mask);
         gemm(scores, lk_, PackedBView{kt + k_packed_floats_, lk_, dv_, &gemm_detail::kernels_for(dv_)}, y + (b * lq_ + i0) * dv_, dv_, 0, rows, 0,
              dv_, gemm_scratch);
@@ -200,7 +195,7 @@ class SdpaKernel final : public Kernel {
     });
   }
   std::string describe() const override {
-    return detail::concat("sdpa on the packed GEMM, ", kRowBlock, "-row query blocks (", q_off_.size(), " x ", lq_, " queries, ", lk_, " keys, dim ", d_,
+    return detail::concat("sdpa on the packed GEMM, ", kRowBlock, "-row query blocks (", q_.offsets.size(), " x ", lq_, " queries, ", lk_, " keys, dim ", d_,
                           causal_ ? ", causal without a mask" : "", ")");
   }
 
@@ -218,6 +213,26 @@ class SdpaKernel final : public Kernel {
     simd::exp_block(s, s, visible);
     simd::divide_row(isa, s, simd::sum_in_double(isa, s, visible), s, visible);
     std::fill(s + visible, s + lk_, 0.0f);
+  }
+
+  /// Where each batch's matrix of an operand starts, and how far apart its rows are.
+  struct Operand {
+    std::vector<std::int64_t> offsets;
+    std::int64_t row_stride = 0;
+  };
+  /// `s` as the op sees it; heads_inner: its memory is [B, L, H, D] (s is [B, H, L, D]).
+  Operand operand(const Shape& s, bool heads_inner) const {
+    const std::size_t rank = s.size();
+    const Shape strides = heads_inner ? Shape{s[2] * s[1] * s[3], s[3], s[1] * s[3], 1} : contiguous_strides(s);
+    Operand o{{}, strides[rank - 2]};
+    const std::size_t lead = batch_.size() - (rank - 2);  // s's batch axes are batch_'s last ones
+    for_each_batch([&](const Shape& index) {
+      std::int64_t offset = 0;
+      for (std::size_t d = 0; d + 2 < rank; ++d)
+        if (s[d] != 1) offset += index[lead + d] * strides[d];  // broadcast along its unit axes
+      o.offsets.push_back(offset);
+    });
+    return o;
   }
 
   template <class Fn>
@@ -239,14 +254,21 @@ class SdpaKernel final : public Kernel {
   std::int64_t lq_ = 0, d_ = 0, lk_ = 0, dv_ = 0, mask_row_stride_ = 0, mask_col_stride_ = 0;
   float scale_ = 1;
   Shape batch_;
-  std::vector<std::int64_t> q_off_, k_off_, v_off_, mask_off_;
+  Operand q_, k_, v_;
+  std::vector<std::int64_t> mask_off_;
   std::size_t k_packed_floats_ = 0, v_packed_floats_ = 0, gemm_scratch_floats_ = 0;
 };
 
 template <>
 struct KernelFor<Sdpa> {
   static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Sdpa& op) {
-    return std::make_unique<SdpaKernel>(op, node.inputs, node.outputs[0], ctx.input_types(node), ctx.output_shape(node));
+    std::vector<ValueId> reads = node.inputs;
+    std::array<bool, 3> heads_inner{};
+    const std::vector<ValueId>& operands = ctx.sdpa_operands_of(node);
+    for (std::size_t i = 0; i < operands.size(); ++i)
+      if (operands[i] != node.inputs[i]) reads[i] = operands[i], heads_inner[i] = true;
+    return std::make_unique<SdpaKernel>(op, std::move(reads), node.outputs[0], ctx.input_types(node),
+                                        ctx.output_shape(node), heads_inner);
   }
 };
 
