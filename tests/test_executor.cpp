@@ -1212,17 +1212,18 @@ TEST_CASE("sdpa: causal, masks of several shapes, scale, batch broadcasting, Lq 
   sdpa_case(rng, "sdpa", {2, 100, 8}, {2, 60, 8}, {2, 60, 5}, Shape{100, 60}, false, std::nullopt);
 }
 
-TEST_CASE("an sdpa reads the heads of [B, L, H, D] in place of a transpose to [B, H, L, D] only it reads") {
+TEST_CASE("an sdpa reads and writes the heads of [B, L, H, D] in place of the transposes to and from [B, H, L, D]") {
   Rng rng(31);
   struct Case {
     Shape q, k, v;  // as [B, L, H, D]
     bool causal, mask;
-    std::array<bool, 3> transposed;  // which of q, k, v go through the transpose
+    std::array<bool, 4> transposed;  // which of q, k, v and the output go through a transpose
   };
   const Case cases[] = {
-      {{2, 64, 4, 16}, {2, 64, 4, 16}, {2, 64, 4, 8}, true, false, {true, true, true}},  // several query blocks
-      {{3, 7, 2, 8}, {3, 5, 2, 8}, {3, 5, 2, 3}, false, true, {true, false, true}},
-      {{1, 5, 3, 4}, {1, 9, 3, 4}, {1, 9, 3, 6}, true, false, {false, true, false}},
+      {{2, 64, 4, 16}, {2, 64, 4, 16}, {2, 64, 4, 8}, true, false, {true, true, true, true}},  // several query blocks
+      {{3, 7, 2, 8}, {3, 5, 2, 8}, {3, 5, 2, 3}, false, true, {true, false, true, false}},
+      {{1, 5, 3, 4}, {1, 9, 3, 4}, {1, 9, 3, 6}, true, false, {false, true, false, true}},
+      {{2, 6, 3, 4}, {2, 6, 3, 4}, {2, 6, 3, 4}, false, false, {false, false, false, true}},  // only the output
   };
   for (const Case& c : cases) {
     Builder b;
@@ -1236,11 +1237,13 @@ TEST_CASE("an sdpa reads the heads of [B, L, H, D] in place of a transpose to [B
                                    : b.op(Mul{}, {b.op(Transpose{.perm = {0, 2, 1, 3}}, {x}), b.constant(Tensor::scalar(1.0f))}));
     }
     if (c.mask) in.push_back(b.constant(uniform(rng, {c.q[1], c.k[1]}, -2, 2)));
-    b.output("y", b.op(Sdpa{.causal = c.causal}, in));
+    const ValueId y = b.op(Sdpa{.causal = c.causal, .scale = std::nullopt}, in);
+    if (c.transposed[3]) ++gathered;
+    b.output("y", c.transposed[3] ? b.op(Transpose{.perm = {0, 2, 1, 3}}, {y}) : y);
     const Model model(b.graph());
     const std::string label = detail::concat("q ", to_string(c.q), " k ", to_string(c.k), " v ", to_string(c.v));
     CAPTURE(label);
-    // The sdpa's kernel covers the transposes it reads through (and no more).
+    // The sdpa's kernel covers the transposes it reads and writes through (and no more).
     const Executor fused(model, {1, true});
     bool found = false;
     for (const auto& kernel : fused.plan().kernels)
@@ -1251,16 +1254,18 @@ TEST_CASE("an sdpa reads the heads of [B, L, H, D] in place of a transpose to [B
     CHECK(found);
     check_builder(b, "sdpa through transposes " + label);
   }
-  {  // a transpose also read elsewhere stays a kernel of its own
+  {  // transposes also read elsewhere (or an output) stay kernels of their own
     Builder b;
     const ValueId x = b.input("x", uniform(rng, {2, 6, 2, 4}, -1, 1));
     const ValueId t = b.op(Transpose{.perm = {0, 2, 1, 3}}, {x});
-    b.output("y", b.op(Sdpa{}, {t, t, t}));
+    const ValueId y = b.op(Sdpa{}, {t, t, t});
+    b.output("y", b.op(Transpose{.perm = {0, 2, 1, 3}}, {y}));
     b.output("t", t);
+    b.output("y_heads_major", y);
     const Executor fused(Model(b.graph()), {1, true});
     for (const auto& kernel : fused.plan().kernels)
       if (contains(kernel->describe(), "sdpa")) CHECK(kernel->nodes.size() == 1);
-    check_builder(b, "sdpa through a transpose that is also an output");
+    check_builder(b, "sdpa through transposes that are also outputs");
   }
 }
 

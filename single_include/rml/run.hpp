@@ -5453,9 +5453,11 @@ struct PlanContext {
   PackedWeightCache& packed_weights;        // constant matmul operands, packed once per plan
   /// Per node: the channel pieces its conv reads its input from (empty: the input itself).
   const std::vector<std::vector<ChannelPiece>>* conv_pieces = nullptr;
-  /// Per node: the values an sdpa reads for q, k and v (empty: its inputs); one
-  /// that differs from the input is the [B, L, H, D] source of a gathered
-  /// transpose to [B, H, L, D] (exec/fusion.hpp).
+  /// Per node: the values an sdpa reads for q, k and v and the one it writes
+  /// (empty: its inputs and output); one that differs from the input is the
+  /// [B, L, H, D] source of a gathered transpose to [B, H, L, D], an output
+  /// that differs is the [B, L, H, D] result of the transpose after it
+  /// (exec/fusion.hpp).
   const std::vector<std::vector<ValueId>>* sdpa_operands = nullptr;
 
   const TensorType& type(ValueId v) const { return graph.values[v].type; }
@@ -9400,11 +9402,12 @@ struct BlockFor<Gelu> {
 // rows are split into blocks or threads, so any thread count is bit-identical.
 class SdpaKernel final : public Kernel {
  public:
-  /// `in`: q, k, v (and the mask) as read; types: as the op sees them. Where
-  /// heads_inner[i], operand i is read from [B, L, H, D] memory (a gathered
-  /// transpose's input) as the [B, H, L, D] the op takes.
+  /// `in`: q, k, v (and the mask) as read; types and out_shape: as the op
+  /// sees them. Where heads_inner[i], operand i (3: the output) is in
+  /// [B, L, H, D] memory (a gathered transpose's input, the output's
+  /// transpose) as the [B, H, L, D] the op takes.
   SdpaKernel(const Sdpa& op, std::vector<ValueId> in, ValueId out, const Types& types, const Shape& out_shape,
-             std::array<bool, 3> heads_inner = {})
+             std::array<bool, 4> heads_inner = {})
       : in_(std::move(in)), out_(out), causal_(op.causal) {
     const Shape &q = types[0].shape, &k = types[1].shape, &v = types[2].shape;
     lq_ = q[q.size() - 2];
@@ -9416,6 +9419,7 @@ class SdpaKernel final : public Kernel {
     q_ = operand(q, heads_inner[0]);
     k_ = operand(k, heads_inner[1]);
     v_ = operand(v, heads_inner[2]);
+    y_ = operand(out_shape, heads_inner[3]);
     if (in_.size() == 4) {
       Shape scores = batch_;
       scores.push_back(lq_);
@@ -9465,8 +9469,8 @@ class SdpaKernel final : public Kernel {
         }
         gemm(q + q_.offsets[b] + i0 * q_.row_stride, q_.row_stride, PackedBView{kt, d_, lk_, &gemm_detail::kernels_for(lk_)}, scores, lk_, 0, rows, 0, lk_, gemm_scratch);
         for (std::int64_t r = 0; r < rows; ++r) softmax_row(isa, scores + r * lk_, b, i0 + r, mask);
-        gemm(scores, lk_, PackedBView{kt + k_packed_floats_, lk_, dv_, &gemm_detail::kernels_for(dv_)}, y + (b * lq_ + i0) * dv_, dv_, 0, rows, 0,
-             dv_, gemm_scratch);
+        gemm(scores, lk_, PackedBView{kt + k_packed_floats_, lk_, dv_, &gemm_detail::kernels_for(dv_)}, y + y_.offsets[b] + i0 * y_.row_stride,
+             y_.row_stride, 0, rows, 0, dv_, gemm_scratch);
       }
     });
   }
@@ -9530,7 +9534,7 @@ class SdpaKernel final : public Kernel {
   std::int64_t lq_ = 0, d_ = 0, lk_ = 0, dv_ = 0, mask_row_stride_ = 0, mask_col_stride_ = 0;
   float scale_ = 1;
   Shape batch_;
-  Operand q_, k_, v_;
+  Operand q_, k_, v_, y_;
   std::vector<std::int64_t> mask_off_;
   std::size_t k_packed_floats_ = 0, v_packed_floats_ = 0, gemm_scratch_floats_ = 0;
 };
@@ -9539,12 +9543,15 @@ template <>
 struct KernelFor<Sdpa> {
   static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Sdpa& op) {
     std::vector<ValueId> reads = node.inputs;
-    std::array<bool, 3> heads_inner{};
-    const std::vector<ValueId>& operands = ctx.sdpa_operands_of(node);
-    for (std::size_t i = 0; i < operands.size(); ++i)
-      if (operands[i] != node.inputs[i]) reads[i] = operands[i], heads_inner[i] = true;
-    return std::make_unique<SdpaKernel>(op, std::move(reads), node.outputs[0], ctx.input_types(node),
-                                        ctx.output_shape(node), heads_inner);
+    ValueId written = node.outputs[0];
+    std::array<bool, 4> heads_inner{};
+    if (const std::vector<ValueId>& operands = ctx.sdpa_operands_of(node); !operands.empty()) {
+      for (std::size_t i = 0; i < 3; ++i)
+        if (operands[i] != node.inputs[i]) reads[i] = operands[i], heads_inner[i] = true;
+      if (operands[3] != written) written = operands[3], heads_inner[3] = true;
+    }
+    return std::make_unique<SdpaKernel>(op, std::move(reads), written, ctx.input_types(node), ctx.output_shape(node),
+                                        heads_inner);
   }
 };
 
@@ -9896,8 +9903,17 @@ class Fusion {
   }
   /// Per node: the channel pieces its conv reads instead of its input (PlanContext::conv_pieces).
   const std::vector<std::vector<ChannelPiece>>& conv_pieces() const { return conv_pieces_; }
-  /// Per node: what an sdpa reads for q, k and v (PlanContext::sdpa_operands).
+  /// Per node: what an sdpa reads for q, k and v and where it writes (PlanContext::sdpa_operands).
   const std::vector<std::vector<ValueId>>& sdpa_operands() const { return sdpa_operands_; }
+  /// A transpose of an sdpa's output back to [B, L, H, D] that the sdpa's
+  /// kernel writes directly: no kernel of its own.
+  bool written_by_producer(std::size_t n) const { return written_by_[n] >= 0; }
+  /// The transpose whose output sdpa node `n` writes in place of its own, if any.
+  std::optional<std::size_t> output_transpose(std::size_t n) const {
+    for (std::size_t m = 0; m < graph_.nodes.size(); ++m)
+      if (written_by_[m] == static_cast<std::int64_t>(n)) return m;
+    return std::nullopt;
+  }
 
   /// A broadcast_to or slice read only by a group, as one of its leaves: no kernel.
   bool absorbed(std::size_t n) const { return absorbed_[n]; }
@@ -10076,21 +10092,33 @@ class Fusion {
   }
 
   /// Attention's heads are split by a reshape to [B, L, H, D] and a transpose
-  /// to [B, H, L, D] (the layout sdpa takes): an sdpa that is the only reader
-  /// of such a transpose reads its input instead, rows H * D floats apart,
-  /// and the transpose is never written out.
+  /// to [B, H, L, D] (the layout sdpa takes), and joined again by the
+  /// transpose back: an sdpa that is the only reader of such a transpose reads
+  /// its input instead, rows H * D floats apart, and an sdpa whose output only
+  /// such a transpose reads writes the transpose's output. Neither transpose
+  /// is written out.
   void gather_sdpa_transposes(bool fuse) {
     sdpa_operands_.assign(graph_.nodes.size(), {});
+    written_by_.assign(graph_.nodes.size(), -1);
     if (!fuse) return;
+    const auto swaps_heads = [&](std::size_t m) {
+      return holds<Transpose>(node(m).op) && get<Transpose>(node(m).op).perm == Ints{0, 2, 1, 3};
+    };
     for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
       if (!holds<Sdpa>(node(n).op)) continue;
       std::vector<ValueId> operands(node(n).inputs.begin(), node(n).inputs.begin() + 3);
+      operands.push_back(node(n).outputs[0]);
       bool any = false;
-      for (ValueId& operand : operands) {
-        const std::optional<std::size_t> p = private_producer(operand);
-        if (!p || !holds<Transpose>(node(*p).op) || get<Transpose>(node(*p).op).perm != Ints{0, 2, 1, 3}) continue;
+      for (std::size_t i = 0; i < 3; ++i) {
+        const std::optional<std::size_t> p = private_producer(operands[i]);
+        if (!p || !swaps_heads(*p)) continue;
         gathered_by_[*p] = static_cast<std::int64_t>(n);
-        operand = node(*p).inputs[0];
+        operands[i] = node(*p).inputs[0];
+        any = true;
+      }
+      if (const ValueId y = operands[3]; uses_.single_private_reader(y) && swaps_heads(uses_.readers[y][0])) {
+        written_by_[uses_.readers[y][0]] = static_cast<std::int64_t>(n);
+        operands[3] = node(uses_.readers[y][0]).outputs[0];
         any = true;
       }
       if (any) sdpa_operands_[n] = std::move(operands);
@@ -10220,7 +10248,8 @@ class Fusion {
   std::vector<std::int64_t> epilogue_owner_;  // per node: the root of its epilogue group, or -1
   std::vector<std::int64_t> gathered_by_;     // per node: the conv or sdpa whose kernel runs it, or -1
   std::vector<std::vector<ChannelPiece>> conv_pieces_;  // per node: its conv's input pieces, if gathered
-  std::vector<std::vector<ValueId>> sdpa_operands_;    // per sdpa node with a gathered transpose: q, k, v read
+  std::vector<std::vector<ValueId>> sdpa_operands_;    // per sdpa node with a gathered transpose: q, k, v read, y written
+  std::vector<std::int64_t> written_by_;      // per node: the sdpa whose kernel writes its output, or -1
 };
 
 }  // namespace rml::exec
@@ -10444,17 +10473,21 @@ inline bool nothing_to_compute(const PlanContext& ctx, const Node& node, const s
 
 /// The kernel for node `n`, or nullptr when `n` runs inside another kernel
 /// (a group member that is not its root, an absorbed broadcast or slice, a
-/// node gathered into a conv's padding or an sdpa's reads, an epilogue producer); sets the
+/// node gathered into a conv's padding or an sdpa's reads, a transpose an sdpa writes, an epilogue
+/// producer); sets the
 /// kernel's nodes, reads and writes.
 inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fusion& fusion, std::size_t n,
                                                std::size_t& fused_groups) {
   const Node& node = ctx.graph.nodes[n];
-  if (fusion.absorbed(n) || fusion.gathered(n) || (fusion.in_group(n) && !fusion.is_root(n)) ||
-      fusion.is_epilogue_producer(n))
+  if (fusion.absorbed(n) || fusion.gathered(n) || fusion.written_by_producer(n) ||
+      (fusion.in_group(n) && !fusion.is_root(n)) || fusion.is_epilogue_producer(n))
     return nullptr;
   std::unique_ptr<Kernel> kernel;
   std::vector<std::size_t> covered{n};
-  const std::vector<ValueId> writes = fusion.in_group(n) ? std::vector<ValueId>{node.outputs[0]} : node.outputs;
+  const std::optional<std::size_t> transposed_output = fusion.output_transpose(n);  // an sdpa's, written in place
+  const std::vector<ValueId> writes = fusion.in_group(n) ? std::vector<ValueId>{node.outputs[0]}
+                                      : transposed_output ? ctx.graph.nodes[*transposed_output].outputs
+                                                          : node.outputs;
   if (nothing_to_compute(ctx, node, writes)) {
     kernel = std::make_unique<EmptyOutputKernel>();
     if (fusion.in_group(n)) covered = fusion.members(n);
@@ -10476,6 +10509,7 @@ inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fus
     const std::vector<std::size_t> gathered = fusion.gathered_into(m);
     covered.insert(std::find(covered.begin(), covered.end(), m), gathered.begin(), gathered.end());
   }
+  if (transposed_output) covered.push_back(*transposed_output);
   kernel->nodes = covered;
   // What the kernel reads from outside and writes.
   std::vector<ValueId> internal;

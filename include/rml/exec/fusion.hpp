@@ -57,8 +57,17 @@ class Fusion {
   }
   /// Per node: the channel pieces its conv reads instead of its input (PlanContext::conv_pieces).
   const std::vector<std::vector<ChannelPiece>>& conv_pieces() const { return conv_pieces_; }
-  /// Per node: what an sdpa reads for q, k and v (PlanContext::sdpa_operands).
+  /// Per node: what an sdpa reads for q, k and v and where it writes (PlanContext::sdpa_operands).
   const std::vector<std::vector<ValueId>>& sdpa_operands() const { return sdpa_operands_; }
+  /// A transpose of an sdpa's output back to [B, L, H, D] that the sdpa's
+  /// kernel writes directly: no kernel of its own.
+  bool written_by_producer(std::size_t n) const { return written_by_[n] >= 0; }
+  /// The transpose whose output sdpa node `n` writes in place of its own, if any.
+  std::optional<std::size_t> output_transpose(std::size_t n) const {
+    for (std::size_t m = 0; m < graph_.nodes.size(); ++m)
+      if (written_by_[m] == static_cast<std::int64_t>(n)) return m;
+    return std::nullopt;
+  }
 
   /// A broadcast_to or slice read only by a group, as one of its leaves: no kernel.
   bool absorbed(std::size_t n) const { return absorbed_[n]; }
@@ -237,21 +246,33 @@ class Fusion {
   }
 
   /// Attention's heads are split by a reshape to [B, L, H, D] and a transpose
-  /// to [B, H, L, D] (the layout sdpa takes): an sdpa that is the only reader
-  /// of such a transpose reads its input instead, rows H * D floats apart,
-  /// and the transpose is never written out.
+  /// to [B, H, L, D] (the layout sdpa takes), and joined again by the
+  /// transpose back: an sdpa that is the only reader of such a transpose reads
+  /// its input instead, rows H * D floats apart, and an sdpa whose output only
+  /// such a transpose reads writes the transpose's output. Neither transpose
+  /// is written out.
   void gather_sdpa_transposes(bool fuse) {
     sdpa_operands_.assign(graph_.nodes.size(), {});
+    written_by_.assign(graph_.nodes.size(), -1);
     if (!fuse) return;
+    const auto swaps_heads = [&](std::size_t m) {
+      return holds<Transpose>(node(m).op) && get<Transpose>(node(m).op).perm == Ints{0, 2, 1, 3};
+    };
     for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
       if (!holds<Sdpa>(node(n).op)) continue;
       std::vector<ValueId> operands(node(n).inputs.begin(), node(n).inputs.begin() + 3);
+      operands.push_back(node(n).outputs[0]);
       bool any = false;
-      for (ValueId& operand : operands) {
-        const std::optional<std::size_t> p = private_producer(operand);
-        if (!p || !holds<Transpose>(node(*p).op) || get<Transpose>(node(*p).op).perm != Ints{0, 2, 1, 3}) continue;
+      for (std::size_t i = 0; i < 3; ++i) {
+        const std::optional<std::size_t> p = private_producer(operands[i]);
+        if (!p || !swaps_heads(*p)) continue;
         gathered_by_[*p] = static_cast<std::int64_t>(n);
-        operand = node(*p).inputs[0];
+        operands[i] = node(*p).inputs[0];
+        any = true;
+      }
+      if (const ValueId y = operands[3]; uses_.single_private_reader(y) && swaps_heads(uses_.readers[y][0])) {
+        written_by_[uses_.readers[y][0]] = static_cast<std::int64_t>(n);
+        operands[3] = node(uses_.readers[y][0]).outputs[0];
         any = true;
       }
       if (any) sdpa_operands_[n] = std::move(operands);
@@ -381,7 +402,8 @@ class Fusion {
   std::vector<std::int64_t> epilogue_owner_;  // per node: the root of its epilogue group, or -1
   std::vector<std::int64_t> gathered_by_;     // per node: the conv or sdpa whose kernel runs it, or -1
   std::vector<std::vector<ChannelPiece>> conv_pieces_;  // per node: its conv's input pieces, if gathered
-  std::vector<std::vector<ValueId>> sdpa_operands_;    // per sdpa node with a gathered transpose: q, k, v read
+  std::vector<std::vector<ValueId>> sdpa_operands_;    // per sdpa node with a gathered transpose: q, k, v read, y written
+  std::vector<std::int64_t> written_by_;      // per node: the sdpa whose kernel writes its output, or -1
 };
 
 }  // namespace rml::exec

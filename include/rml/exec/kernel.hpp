@@ -73,9 +73,11 @@ struct PlanContext {
   PackedWeightCache& packed_weights;        // constant matmul operands, packed once per plan
   /// Per node: the channel pieces its conv reads its input from (empty: the input itself).
   const std::vector<std::vector<ChannelPiece>>* conv_pieces = nullptr;
-  /// Per node: the values an sdpa reads for q, k and v (empty: its inputs); one
-  /// that differs from the input is the [B, L, H, D] source of a gathered
-  /// transpose to [B, H, L, D] (exec/fusion.hpp).
+  /// Per node: the values an sdpa reads for q, k and v and the one it writes
+  /// (empty: its inputs and output); one that differs from the input is the
+  /// [B, L, H, D] source of a gathered transpose to [B, H, L, D], an output
+  /// that differs is the [B, L, H, D] result of the transpose after it
+  /// (exec/fusion.hpp).
   const std::vector<std::vector<ValueId>>* sdpa_operands = nullptr;
 
   const TensorType& type(ValueId v) const { return graph.values[v].type; }

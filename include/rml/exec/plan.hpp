@@ -37,17 +37,21 @@ inline bool nothing_to_compute(const PlanContext& ctx, const Node& node, const s
 
 /// The kernel for node `n`, or nullptr when `n` runs inside another kernel
 /// (a group member that is not its root, an absorbed broadcast or slice, a
-/// node gathered into a conv's padding or an sdpa's reads, an epilogue producer); sets the
+/// node gathered into a conv's padding or an sdpa's reads, a transpose an sdpa writes, an epilogue
+/// producer); sets the
 /// kernel's nodes, reads and writes.
 inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fusion& fusion, std::size_t n,
                                                std::size_t& fused_groups) {
   const Node& node = ctx.graph.nodes[n];
-  if (fusion.absorbed(n) || fusion.gathered(n) || (fusion.in_group(n) && !fusion.is_root(n)) ||
-      fusion.is_epilogue_producer(n))
+  if (fusion.absorbed(n) || fusion.gathered(n) || fusion.written_by_producer(n) ||
+      (fusion.in_group(n) && !fusion.is_root(n)) || fusion.is_epilogue_producer(n))
     return nullptr;
   std::unique_ptr<Kernel> kernel;
   std::vector<std::size_t> covered{n};
-  const std::vector<ValueId> writes = fusion.in_group(n) ? std::vector<ValueId>{node.outputs[0]} : node.outputs;
+  const std::optional<std::size_t> transposed_output = fusion.output_transpose(n);  // an sdpa's, written in place
+  const std::vector<ValueId> writes = fusion.in_group(n) ? std::vector<ValueId>{node.outputs[0]}
+                                      : transposed_output ? ctx.graph.nodes[*transposed_output].outputs
+                                                          : node.outputs;
   if (nothing_to_compute(ctx, node, writes)) {
     kernel = std::make_unique<EmptyOutputKernel>();
     if (fusion.in_group(n)) covered = fusion.members(n);
@@ -69,6 +73,7 @@ inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fus
     const std::vector<std::size_t> gathered = fusion.gathered_into(m);
     covered.insert(std::find(covered.begin(), covered.end(), m), gathered.begin(), gathered.end());
   }
+  if (transposed_output) covered.push_back(*transposed_output);
   kernel->nodes = covered;
   // What the kernel reads from outside and writes.
   std::vector<ValueId> internal;

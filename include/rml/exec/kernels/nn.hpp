@@ -124,11 +124,12 @@ struct BlockFor<Gelu> {
 // rows are split into blocks or threads, so any thread count is bit-identical.
 class SdpaKernel final : public Kernel {
  public:
-  /// `in`: q, k, v (and the mask) as read; types: as the op sees them. Where
-  /// heads_inner[i], operand i is read from [B, L, H, D] memory (a gathered
-  /// transpose's input) as the [B, H, L, D] the op takes.
+  /// `in`: q, k, v (and the mask) as read; types and out_shape: as the op
+  /// sees them. Where heads_inner[i], operand i (3: the output) is in
+  /// [B, L, H, D] memory (a gathered transpose's input, the output's
+  /// transpose) as the [B, H, L, D] the op takes.
   SdpaKernel(const Sdpa& op, std::vector<ValueId> in, ValueId out, const Types& types, const Shape& out_shape,
-             std::array<bool, 3> heads_inner = {})
+             std::array<bool, 4> heads_inner = {})
       : in_(std::move(in)), out_(out), causal_(op.causal) {
     const Shape &q = types[0].shape, &k = types[1].shape, &v = types[2].shape;
     lq_ = q[q.size() - 2];
@@ -140,6 +141,7 @@ class SdpaKernel final : public Kernel {
     q_ = operand(q, heads_inner[0]);
     k_ = operand(k, heads_inner[1]);
     v_ = operand(v, heads_inner[2]);
+    y_ = operand(out_shape, heads_inner[3]);
     if (in_.size() == 4) {
       Shape scores = batch_;
       scores.push_back(lq_);
@@ -189,8 +191,8 @@ class SdpaKernel final : public Kernel {
         }
         gemm(q + q_.offsets[b] + i0 * q_.row_stride, q_.row_stride, PackedBView{kt, d_, lk_, &gemm_detail::kernels_for(lk_)}, scores, lk_, 0, rows, 0, lk_, gemm_scratch);
         for (std::int64_t r = 0; r < rows; ++r) softmax_row(isa, scores + r * lk_, b, i0 + r, mask);
-        gemm(scores, lk_, PackedBView{kt + k_packed_floats_, lk_, dv_, &gemm_detail::kernels_for(dv_)}, y + (b * lq_ + i0) * dv_, dv_, 0, rows, 0,
-             dv_, gemm_scratch);
+        gemm(scores, lk_, PackedBView{kt + k_packed_floats_, lk_, dv_, &gemm_detail::kernels_for(dv_)}, y + y_.offsets[b] + i0 * y_.row_stride,
+             y_.row_stride, 0, rows, 0, dv_, gemm_scratch);
       }
     });
   }
@@ -254,7 +256,7 @@ class SdpaKernel final : public Kernel {
   std::int64_t lq_ = 0, d_ = 0, lk_ = 0, dv_ = 0, mask_row_stride_ = 0, mask_col_stride_ = 0;
   float scale_ = 1;
   Shape batch_;
-  Operand q_, k_, v_;
+  Operand q_, k_, v_, y_;
   std::vector<std::int64_t> mask_off_;
   std::size_t k_packed_floats_ = 0, v_packed_floats_ = 0, gemm_scratch_floats_ = 0;
 };
@@ -263,12 +265,15 @@ template <>
 struct KernelFor<Sdpa> {
   static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Sdpa& op) {
     std::vector<ValueId> reads = node.inputs;
-    std::array<bool, 3> heads_inner{};
-    const std::vector<ValueId>& operands = ctx.sdpa_operands_of(node);
-    for (std::size_t i = 0; i < operands.size(); ++i)
-      if (operands[i] != node.inputs[i]) reads[i] = operands[i], heads_inner[i] = true;
-    return std::make_unique<SdpaKernel>(op, std::move(reads), node.outputs[0], ctx.input_types(node),
-                                        ctx.output_shape(node), heads_inner);
+    ValueId written = node.outputs[0];
+    std::array<bool, 4> heads_inner{};
+    if (const std::vector<ValueId>& operands = ctx.sdpa_operands_of(node); !operands.empty()) {
+      for (std::size_t i = 0; i < 3; ++i)
+        if (operands[i] != node.inputs[i]) reads[i] = operands[i], heads_inner[i] = true;
+      if (operands[3] != written) written = operands[3], heads_inner[3] = true;
+    }
+    return std::make_unique<SdpaKernel>(op, std::move(reads), written, ctx.input_types(node), ctx.output_shape(node),
+                                        heads_inner);
   }
 };
 
