@@ -17037,8 +17037,9 @@ inline float gelu_erf(float x) { return (0.5f * x) * (1.0f + simd::erf(x * 0.707
 // in two so r is exact to a few ulp), e^r by its degree-7 Taylor polynomial on
 // |r| <= ln(2)/2 (truncation 5e-9 relative); 2^n is applied as two factors so
 // that neither leaves the normal range (AVX-512's vscalefps rounds p * 2^n
-// once as well, so it gives the same bits in one instruction). Results that would be denormal (x below
-// ln FLT_MIN = -87.34) are flushed to 0; above ln FLT_MAX the result is inf.
+// once as well, so it gives the same bits in one instruction). Results that
+// would be denormal (x below ln FLT_MIN = -87.34) are flushed to 0; above
+// ln FLT_MAX the result is inf.
 // tanh: odd; for |x| < 0.5 its Taylor series to x^13 (error below 1e-7
 // relative), above 1 - 2 / (exp(2|x|) + 1). sigmoid(x) = 1 / (1 + exp(-x)).
 // The scalar versions repeat the vector operations one by one, so a result
@@ -21388,9 +21389,8 @@ class Fusion {
   bool written_by_producer(std::size_t n) const { return written_by_[n] >= 0; }
   /// The transpose whose output sdpa node `n` writes in place of its own, if any.
   std::optional<std::size_t> output_transpose(std::size_t n) const {
-    for (std::size_t m = 0; m < graph_.nodes.size(); ++m)
-      if (written_by_[m] == static_cast<std::int64_t>(n)) return m;
-    return std::nullopt;
+    if (output_transpose_[n] < 0) return std::nullopt;
+    return static_cast<std::size_t>(output_transpose_[n]);
   }
 
   /// A broadcast_to or slice read only by a group, as one of its leaves: no kernel.
@@ -21578,6 +21578,7 @@ class Fusion {
   void gather_sdpa_transposes(bool fuse) {
     sdpa_operands_.assign(graph_.nodes.size(), {});
     written_by_.assign(graph_.nodes.size(), -1);
+    output_transpose_.assign(graph_.nodes.size(), -1);
     if (!fuse) return;
     const auto swaps_heads = [&](std::size_t m) {
       return holds<Transpose>(node(m).op) && get<Transpose>(node(m).op).perm == Ints{0, 2, 1, 3};
@@ -21595,8 +21596,10 @@ class Fusion {
         any = true;
       }
       if (const ValueId y = operands[3]; uses_.single_private_reader(y) && swaps_heads(uses_.readers[y][0])) {
-        written_by_[uses_.readers[y][0]] = static_cast<std::int64_t>(n);
-        operands[3] = node(uses_.readers[y][0]).outputs[0];
+        const std::size_t m = uses_.readers[y][0];
+        written_by_[m] = static_cast<std::int64_t>(n);
+        output_transpose_[n] = static_cast<std::int64_t>(m);
+        operands[3] = node(m).outputs[0];
         any = true;
       }
       if (any) sdpa_operands_[n] = std::move(operands);
@@ -21728,6 +21731,7 @@ class Fusion {
   std::vector<std::vector<ChannelPiece>> conv_pieces_;  // per node: its conv's input pieces, if gathered
   std::vector<std::vector<ValueId>> sdpa_operands_;    // per sdpa node with a gathered transpose: q, k, v read, y written
   std::vector<std::int64_t> written_by_;      // per node: the sdpa whose kernel writes its output, or -1
+  std::vector<std::int64_t> output_transpose_;  // per sdpa node: the transpose whose output it writes, or -1
 };
 
 }  // namespace rml::exec
@@ -21951,9 +21955,8 @@ inline bool nothing_to_compute(const PlanContext& ctx, const Node& node, const s
 
 /// The kernel for node `n`, or nullptr when `n` runs inside another kernel
 /// (a group member that is not its root, an absorbed broadcast or slice, a
-/// node gathered into a conv's padding or an sdpa's reads, a transpose an sdpa writes, an epilogue
-/// producer); sets the
-/// kernel's nodes, reads and writes.
+/// node gathered into a conv's padding or an sdpa's reads, a transpose an
+/// sdpa writes, an epilogue producer); sets the kernel's nodes, reads and writes.
 inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fusion& fusion, std::size_t n,
                                                std::size_t& fused_groups) {
   const Node& node = ctx.graph.nodes[n];

@@ -64,9 +64,8 @@ class Fusion {
   bool written_by_producer(std::size_t n) const { return written_by_[n] >= 0; }
   /// The transpose whose output sdpa node `n` writes in place of its own, if any.
   std::optional<std::size_t> output_transpose(std::size_t n) const {
-    for (std::size_t m = 0; m < graph_.nodes.size(); ++m)
-      if (written_by_[m] == static_cast<std::int64_t>(n)) return m;
-    return std::nullopt;
+    if (output_transpose_[n] < 0) return std::nullopt;
+    return static_cast<std::size_t>(output_transpose_[n]);
   }
 
   /// A broadcast_to or slice read only by a group, as one of its leaves: no kernel.
@@ -254,6 +253,7 @@ class Fusion {
   void gather_sdpa_transposes(bool fuse) {
     sdpa_operands_.assign(graph_.nodes.size(), {});
     written_by_.assign(graph_.nodes.size(), -1);
+    output_transpose_.assign(graph_.nodes.size(), -1);
     if (!fuse) return;
     const auto swaps_heads = [&](std::size_t m) {
       return holds<Transpose>(node(m).op) && get<Transpose>(node(m).op).perm == Ints{0, 2, 1, 3};
@@ -271,8 +271,10 @@ class Fusion {
         any = true;
       }
       if (const ValueId y = operands[3]; uses_.single_private_reader(y) && swaps_heads(uses_.readers[y][0])) {
-        written_by_[uses_.readers[y][0]] = static_cast<std::int64_t>(n);
-        operands[3] = node(uses_.readers[y][0]).outputs[0];
+        const std::size_t m = uses_.readers[y][0];
+        written_by_[m] = static_cast<std::int64_t>(n);
+        output_transpose_[n] = static_cast<std::int64_t>(m);
+        operands[3] = node(m).outputs[0];
         any = true;
       }
       if (any) sdpa_operands_[n] = std::move(operands);
@@ -404,6 +406,7 @@ class Fusion {
   std::vector<std::vector<ChannelPiece>> conv_pieces_;  // per node: its conv's input pieces, if gathered
   std::vector<std::vector<ValueId>> sdpa_operands_;    // per sdpa node with a gathered transpose: q, k, v read, y written
   std::vector<std::int64_t> written_by_;      // per node: the sdpa whose kernel writes its output, or -1
+  std::vector<std::int64_t> output_transpose_;  // per sdpa node: the transpose whose output it writes, or -1
 };
 
 }  // namespace rml::exec

@@ -37,9 +37,8 @@ inline bool nothing_to_compute(const PlanContext& ctx, const Node& node, const s
 
 /// The kernel for node `n`, or nullptr when `n` runs inside another kernel
 /// (a group member that is not its root, an absorbed broadcast or slice, a
-/// node gathered into a conv's padding or an sdpa's reads, a transpose an sdpa writes, an epilogue
-/// producer); sets the
-/// kernel's nodes, reads and writes.
+/// node gathered into a conv's padding or an sdpa's reads, a transpose an
+/// sdpa writes, an epilogue producer); sets the kernel's nodes, reads and writes.
 inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fusion& fusion, std::size_t n,
                                                std::size_t& fused_groups) {
   const Node& node = ctx.graph.nodes[n];

@@ -54,8 +54,9 @@ inline float gelu_erf(float x) { return (0.5f * x) * (1.0f + simd::erf(x * 0.707
 // in two so r is exact to a few ulp), e^r by its degree-7 Taylor polynomial on
 // |r| <= ln(2)/2 (truncation 5e-9 relative); 2^n is applied as two factors so
 // that neither leaves the normal range (AVX-512's vscalefps rounds p * 2^n
-// once as well, so it gives the same bits in one instruction). Results that would be denormal (x below
-// ln FLT_MIN = -87.34) are flushed to 0; above ln FLT_MAX the result is inf.
+// once as well, so it gives the same bits in one instruction). Results that
+// would be denormal (x below ln FLT_MIN = -87.34) are flushed to 0; above
+// ln FLT_MAX the result is inf.
 // tanh: odd; for |x| < 0.5 its Taylor series to x^13 (error below 1e-7
 // relative), above 1 - 2 / (exp(2|x|) + 1). sigmoid(x) = 1 / (1 + exp(-x)).
 // The scalar versions repeat the vector operations one by one, so a result
