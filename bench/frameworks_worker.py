@@ -161,18 +161,15 @@ def load_ort_rml(model, inputs, threads, where):
 
 def load_litert(model, inputs, threads, where):
     """The LiteRT interpreter (TFLite's runtime, XNNPACK on) on `rml convert --to tflite`'s model."""
+    from importlib.metadata import version
+
     from ai_edge_litert.interpreter import Interpreter
 
     if not where["rml_tflite"].exists():
         raise RuntimeError(f"no {where['rml_tflite'].name}: `rml convert --to tflite` refused the model (see the log)")
     runner = Interpreter(model_path=str(where["rml_tflite"]), num_threads=threads).get_signature_runner()
     feeds = dict(zip(input_names(len(inputs)), inputs))
-    return "ai-edge-litert " + _version("ai-edge-litert"), lambda: runner(**feeds)["output"]
-
-
-def _version(distribution: str) -> str:
-    from importlib.metadata import version
-    return version(distribution)
+    return "ai-edge-litert " + version("ai-edge-litert"), lambda: runner(**feeds)["output"]
 
 
 def load_rml_py(model, inputs, threads, where):
