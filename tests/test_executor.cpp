@@ -1798,6 +1798,64 @@ TEST_CASE("a batch-1 concat's inputs are computed in place in its output; other 
   }
 }
 
+TEST_CASE("products concatenated along their last axis are written into the concat's rows, not copied") {
+  Rng rng(33);
+  const auto expert = [&](Builder& b, ValueId x, std::int64_t k, std::int64_t n) {  // matmul + bias + tanh
+    return b.op(Tanh{}, {b.op(Add{}, {b.op(MatMul{}, {x, b.constant(uniform(rng, {k, n}, -0.3f, 0.3f))}),
+                                      b.constant(uniform(rng, {n}, -1, 1))})});
+  };
+  const auto plan_of = [](const Builder& b, bool fuse) { return Executor(Model(b.graph()), {1, fuse}).describe(); };
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  {  // a mixture's experts, [6, 5, n] each through a reshape, joined along features and weighted
+    Builder b;
+    const auto x = b.input("x", uniform(rng, {30, 16}, -1, 1));
+    std::vector<ValueId> outs;
+    for (std::int64_t n : {24, 8, 24}) outs.push_back(b.op(Reshape{.shape = {6, 5, n}}, {expert(b, x, 16, n)}));
+    const auto joined = b.op(Concat{.axis = 2}, outs);
+    b.output("y", b.op(Mul{}, {joined, b.input("w", uniform(rng, {6, 5, 56}, -1, 1))}));
+    check_builder(b, "experts joined along features");
+    const std::string plan = plan_of(b, true);
+    CHECK(count(plan, "rows 56 apart (into a concat)") == 3);
+    CHECK(contains(plan, "concat (strided copy)"));  // (a kernel still, copying nothing)
+    CHECK_FALSE(contains(plan_of(b, false), "apart"));  // unfused, the bias add writes the product's value
+  }
+  {  // rows of 12 = [3, 4] joined along axis 1 of [2, 3 + 5, 4]: the product's rows are the concat's
+    Builder b;
+    const auto x = b.input("x", uniform(rng, {2, 7}, -1, 1));
+    const auto placed = b.op(Reshape{.shape = {2, 3, 4}}, {expert(b, x, 7, 12)});
+    const auto copied = b.op(Exp{}, {b.input("z", uniform(rng, {2, 5, 4}, -1, 1))});
+    b.output("y", b.op(Neg{}, {b.op(Concat{.axis = 1}, {copied, placed})}));
+    check_builder(b, "rows of 12 joined along a middle axis");
+    CHECK(contains(plan_of(b, true), "rows 32 apart (into a concat)"));
+  }
+  {  // a batched product (several right operands) and a bare product, joined along the last axis
+    Builder b;
+    const auto x = b.input("x", uniform(rng, {3, 4, 5}, -1, 1));
+    const auto batched = b.op(MatMul{}, {x, b.input("v", uniform(rng, {3, 5, 6}, -1, 1))});
+    const auto bare = b.op(MatMul{}, {x, b.constant(uniform(rng, {5, 7}, -1, 1))});
+    const auto twice = b.op(MatMul{}, {x, b.constant(uniform(rng, {5, 2}, -1, 1))});
+    b.output("y", b.op(Sigmoid{}, {b.op(Concat{.axis = -1}, {batched, bare, twice, twice})}));
+    check_builder(b, "batched and bare products");
+    // (the product read twice by the concat has no one place: copied)
+    for (bool fuse : {false, true}) CHECK(count(plan_of(b, fuse), "rows 17 apart") == 2);
+  }
+  {  // a product read by more than the concat stays put; one whose epilogue reads it twice is placed
+    Builder b;
+    const auto x = b.input("x", uniform(rng, {8, 16}, -1, 1));
+    const auto shared = expert(b, x, 16, 8);
+    const auto product = b.op(MatMul{}, {x, b.constant(uniform(rng, {16, 8}, -1, 1))});
+    const auto squared = b.op(Mul{}, {product, product});
+    b.output("y", b.op(Abs{}, {b.op(Concat{.axis = 1}, {shared, squared})}));
+    b.output("shared", b.op(Neg{}, {shared}));
+    check_builder(b, "a shared product, and an epilogue reading its product twice");
+    CHECK(count(plan_of(b, true), "apart") == 1);  // the squared product only
+  }
+}
+
 TEST_CASE("large transposes and transposing copies run in tiles and match the reference") {
   Rng rng(28);
   const std::vector<std::pair<Shape, Ints>> cases{{{130, 70}, {1, 0}},         {{2, 65, 67}, {0, 2, 1}},

@@ -4079,7 +4079,7 @@ class Executor {
 // Where each value lives at run time: graph inputs and outputs in the caller's
 // buffers (and a value reshaped into an output, in that output's buffer),
 // constants in the model, reshapes and epilogue products as aliases (and a
-// batch-1 concat's inputs as views into its output), every
+// concat's inputs, where they can be computed there, as views into its output), every
 // other intermediate in one arena laid out from lifetimes (greedy best-fit,
 // exec/arena.hpp), with elementwise groups written in place where nothing
 // reads their input afterwards; plus the scratch the kernels need.
@@ -5415,6 +5415,13 @@ class Kernel {
   virtual void run(RunContext& context) const = 0;
   /// One line for `rml info`: the kernel and what it was specialised for.
   virtual std::string describe() const = 0;
+  /// Asked while memory is laid out (exec/memory.hpp): may the kernel write
+  /// `value`'s rows, `row_length` elements each, `row_stride` elements apart
+  /// (into a larger tensor: a concat along its last axis)? True when it will
+  /// from now on; most kernels write their outputs contiguously and say no.
+  virtual bool write_rows_apart(ValueId /*value*/, std::int64_t /*row_length*/, std::int64_t /*row_stride*/) {
+    return false;
+  }
   /// Values it reads and writes (for lifetimes). A value read through an
   /// alias counts as its source.
   std::vector<ValueId> reads, writes;
@@ -7478,6 +7485,7 @@ class ElementwiseGroup {
     dims_ = out_shape.empty() ? Shape{1} : out_shape;
     for (const Leaf& leaf : leaves_) strides_.push_back(leaf_strides(leaf));
     collapse(keep_last);
+    out_row_stride_ = cols();
   }
 
   std::int64_t rows() const { return span_size(0, dims_.size() - 1); }
@@ -7485,6 +7493,30 @@ class ElementwiseGroup {
   ValueId output() const { return output_; }
   const std::vector<Leaf>& leaves() const { return leaves_; }
   std::size_t scratch_bytes() const { return (leaves_.size() + instrs_.size()) * block * 4; }
+
+  /// Writes the output's rows `row_stride` elements apart (an epilogue whose
+  /// producer writes into a larger tensor); `in_output` is a value that lives
+  /// in the output's memory (the producer's product), whose leaves then read
+  /// rows as far apart. False, changing nothing, where a leaf reads
+  /// `in_output` other than whole and in order.
+  bool write_rows_apart(ValueId in_output, std::int64_t row_stride) {
+    Shape contiguous(dims_.size(), 1), apart(dims_.size(), 1);
+    for (std::size_t d = dims_.size() - 1; d-- > 0;) {
+      contiguous[d] = contiguous[d + 1] * dims_[d + 1];
+      apart[d] = d + 2 == dims_.size() ? row_stride : apart[d + 1] * dims_[d + 1];
+    }
+    const auto whole = [&](std::size_t l) {  // (a unit axis's stride is never used)
+      for (std::size_t d = 0; d < dims_.size(); ++d)
+        if (dims_[d] != 1 && strides_[l][d] != contiguous[d]) return false;
+      return leaves_[l].offset == 0;
+    };
+    for (std::size_t l = 0; l < leaves_.size(); ++l)
+      if (leaves_[l].value == in_output && !whole(l)) return false;
+    for (std::size_t l = 0; l < leaves_.size(); ++l)
+      if (leaves_[l].value == in_output) strides_[l] = apart;
+    out_row_stride_ = row_stride;
+    return true;
+  }
 
   /// The op's name when the group is one unary op on its one leaf (an
   /// activation a producer can apply as it stores), else empty.
@@ -7529,7 +7561,7 @@ class ElementwiseGroup {
         for (std::size_t k = 0; k < instrs_.size(); ++k) {
           const Instr& instr = instrs_[k];
           for (std::size_t a = 0; a < instr.args.size(); ++a) args[a] = operand[instr.args[a]];
-          void* target = k + 1 == instrs_.size() ? static_cast<void*>(out_base + 4 * (row * cols() + c))
+          void* target = k + 1 == instrs_.size() ? static_cast<void*>(out_base + 4 * (row * out_row_stride_ + c))
                                                   : static_cast<void*>(scratch + (leaf_count + k) * block * 4);
           instr.fn(args, target, n);
           operand[leaf_count + k] = target;
@@ -7607,6 +7639,7 @@ class ElementwiseGroup {
   std::vector<Leaf> leaves_;
   std::vector<Shape> strides_;
   std::vector<Instr> instrs_;
+  std::int64_t out_row_stride_ = 0;  // elements between output rows (cols() unless written into a larger tensor)
 };
 
 /// A kernel running one elementwise group on its own.
@@ -8847,9 +8880,6 @@ struct StridedCopy {
     });
   }
 
-  /// After collapse(): one contiguous run on both sides.
-  bool is_contiguous_run() const { return shape.size() == 1 && src_strides[0] == 1 && dst_strides[0] == 1; }
-
   /// Axes beyond which a copy falls back to finding every row's start by division.
   static constexpr std::size_t kMaxOuterRank = 16;
 
@@ -8951,8 +8981,10 @@ class CopyKernel final : public Kernel {
       for (std::int64_t i = 0; i < out_elements_; ++i) std::memcpy(dst + 4 * i, &bits, 4);
     }
     for (const auto& [value, copy] : copies_) {
-      // An input computed in place (exec/memory.hpp: concat_inputs_in_place) is there already.
-      if (ctx.slots[value] == dst + 4 * copy.dst_offset && copy.is_contiguous_run()) continue;
+      // An input computed in place (exec/memory.hpp: concat_inputs_in_place),
+      // as one run or rows apart, is there already: only a placed input
+      // starts where its copy would go.
+      if (ctx.slots[value] == dst + 4 * copy.dst_offset) continue;
       copy.run(ctx, ctx.slots[value], dst);
     }
   }
@@ -9161,7 +9193,7 @@ class MatMulKernel final : public Kernel {
       : a_(a), b_(b), product_(product), epilogue_(std::move(epilogue)) {
     m_ = a_shape[a_shape.size() - 2];
     k_ = a_shape.back();
-    n_ = b_shape.back();
+    n_ = ldc_ = b_shape.back();
     const Shape a_batch(a_shape.begin(), a_shape.end() - 2), b_batch(b_shape.begin(), b_shape.end() - 2);
     b_batches_ = element_count(b_batch);
     if (b_batches_ == 1 && a_batch == out_batch) {
@@ -9182,6 +9214,15 @@ class MatMulKernel final : public Kernel {
   }
 
   ValueId target() const { return epilogue_ ? epilogue_->output() : product_; }
+
+  /// A product (after its epilogue) concatenated along its last axis with
+  /// others is written straight into the concat's output.
+  bool write_rows_apart(ValueId value, std::int64_t row_length, std::int64_t row_stride) override {
+    if (value != target() || row_length != n_) return false;
+    if (epilogue_ && !epilogue_->write_rows_apart(product_, row_stride)) return false;
+    ldc_ = row_stride;
+    return true;
+  }
 
   void run(RunContext& ctx) const override {
     const float* a = ctx.value<const float>(a_);
@@ -9212,8 +9253,8 @@ class MatMulKernel final : public Kernel {
         const std::int64_t batch = task / per_batch, tile = task % per_batch;
         const std::int64_t m0 = (tile / col_tiles) * tile_rows, n0 = (tile % col_tiles) * tile_cols;
         const std::int64_t m1 = std::min(m0 + tile_rows, m_), n1 = std::min(n0 + tile_cols, n_);
-        float* c_batch = c + batch * m_ * n_;
-        gemm(a + a_offsets_[batch] * m_ * k_, k_, packed_b(b_offsets_[batch]), c_batch, n_, m0, m1, n0, n1, scratch);
+        float* c_batch = c + batch * m_ * ldc_;
+        gemm(a + a_offsets_[batch] * m_ * k_, k_, packed_b(b_offsets_[batch]), c_batch, ldc_, m0, m1, n0, n1, scratch);
         if (epilogue_) epilogue_->eval(ctx, batch * m_ + m0, batch * m_ + m1, n0, n1, thread);
       }
     });
@@ -9223,6 +9264,7 @@ class MatMulKernel final : public Kernel {
     std::string text = detail::concat("matmul ", a_offsets_.size() > 1 ? std::to_string(a_offsets_.size()) + " x " : "",
                                       m_, "x", k_, " @ ", k_, "x", n_, packed_ ? " (weights prepacked)" : " (packed per run)");
     if (epilogue_) text += ", epilogue: " + epilogue_->describe();
+    if (ldc_ != n_) text += detail::concat(", rows ", ldc_, " apart (into a concat)");
     return text;
   }
 
@@ -9230,6 +9272,7 @@ class MatMulKernel final : public Kernel {
   ValueId a_, b_, product_;
   std::optional<ElementwiseGroup> epilogue_;
   std::int64_t m_ = 0, k_ = 0, n_ = 0, b_batches_ = 1;
+  std::int64_t ldc_ = 0;  // elements between output rows: n_, or more when written into a concat
   std::vector<std::int64_t> a_offsets_, b_offsets_;
   std::shared_ptr<const PackedWeightCache::Packed> packed_;  // null: b is packed per run
 };
@@ -10321,15 +10364,25 @@ inline void compute_in_output_buffers(const std::vector<std::unique_ptr<Kernel>>
   }
 }
 
-/// A concat whose inputs each fill one contiguous run of its output (every
-/// axis before the concat axis has extent 1, as at batch 1) gets each input
-/// that has arena memory of its own computed in place there: the concat then
-/// copies nothing for it (CopyKernel skips a copy onto itself). Through a
-/// reshape (the same bytes) its input is placed instead. Safe with more
-/// readers: the concat's output lives from its first input's write to its
-/// last read, and nothing writes in place over memory that lives on.
+/// A concat's inputs computed in place in its output, so that the concat
+/// copies nothing for them (CopyKernel skips a copy onto itself):
+/// - where every axis before the concat axis has extent 1 (as at batch 1),
+///   each input fills one contiguous run of the output, and any input with
+///   arena memory of its own is placed there. Safe with more readers: the
+///   concat's output lives from its first input's write to its last read,
+///   and nothing writes in place over memory that lives on;
+/// - otherwise an input fills rows of the output, rows apart, and is placed
+///   when the concat is its only reader and the kernel computing it agrees
+///   to write its rows that far apart (Kernel::write_rows_apart: a matmul
+///   with its epilogue, as the experts of a mixture concatenated along
+///   features).
+/// Through a reshape (the same bytes, the same rows when it keeps the row
+/// length) its input is placed instead.
 inline void concat_inputs_in_place(const Graph& graph, const GraphUses& uses,
                                    const std::vector<std::unique_ptr<Kernel>>& kernels, MemoryLayout& memory) {
+  std::vector<Kernel*> writer(graph.values.size(), nullptr);
+  for (const auto& kernel : kernels)
+    for (ValueId v : kernel->writes) writer[v] = kernel.get();
   for (const auto& kernel : kernels) {
     if (kernel->nodes.size() != 1 || !holds<Concat>(graph.nodes[kernel->nodes[0]].op)) continue;
     const Node& node = graph.nodes[kernel->nodes[0]];
@@ -10337,19 +10390,28 @@ inline void concat_inputs_in_place(const Graph& graph, const GraphUses& uses,
     const Shape& y = graph.type(out).shape;
     if (memory.storage[out] != Storage::arena || element_count(y) == 0) continue;
     const std::size_t axis = normalize_axis(get<Concat>(node.op).axis, y.size(), "concat");
-    if (std::any_of(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(axis), [](std::int64_t d) { return d != 1; }))
-      continue;
+    const bool one_run_each =
+        std::all_of(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(axis), [](std::int64_t d) { return d == 1; });
     const std::int64_t inner = element_count(Shape(y.begin() + static_cast<std::ptrdiff_t>(axis) + 1, y.end()));
     std::int64_t at = 0;
     for (ValueId v : node.inputs) {
-      const std::int64_t bytes_at = 4 * at * inner;
+      const std::int64_t bytes_at = 4 * at * inner, row_length = graph.type(v).shape[axis] * inner;
       at += graph.type(v).shape[axis];
       if (std::count(node.inputs.begin(), node.inputs.end(), v) > 1) continue;  // one place each
       ValueId target = v;
+      bool private_rows = uses.single_private_reader(v);
       for (std::int64_t p; memory.storage[target] == Storage::alias && (p = uses.producer[target]) >= 0 &&
-                           holds<Reshape>(graph.nodes[p].op) && memory.alias_of[target] == graph.nodes[p].inputs[0];)
+                           holds<Reshape>(graph.nodes[p].op) && memory.alias_of[target] == graph.nodes[p].inputs[0];) {
         target = memory.alias_of[target];
+        private_rows = private_rows && uses.single_private_reader(target);
+      }
       if (memory.storage[target] != Storage::arena) continue;
+      if (!one_run_each) {
+        const Shape& t = graph.type(target).shape;
+        if (!private_rows || t.empty() || t.back() != row_length || !writer[target] ||
+            !writer[target]->write_rows_apart(target, row_length, y[axis] * inner))
+          continue;
+      }
       memory.storage[target] = Storage::alias;
       memory.alias_of[target] = out;
       memory.alias_offset[target] = bytes_at;

@@ -35,6 +35,13 @@ class Kernel {
   virtual void run(RunContext& context) const = 0;
   /// One line for `rml info`: the kernel and what it was specialised for.
   virtual std::string describe() const = 0;
+  /// Asked while memory is laid out (exec/memory.hpp): may the kernel write
+  /// `value`'s rows, `row_length` elements each, `row_stride` elements apart
+  /// (into a larger tensor: a concat along its last axis)? True when it will
+  /// from now on; most kernels write their outputs contiguously and say no.
+  virtual bool write_rows_apart(ValueId /*value*/, std::int64_t /*row_length*/, std::int64_t /*row_stride*/) {
+    return false;
+  }
   /// Values it reads and writes (for lifetimes). A value read through an
   /// alias counts as its source.
   std::vector<ValueId> reads, writes;

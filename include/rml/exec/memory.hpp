@@ -1,7 +1,7 @@
 // Where each value lives at run time: graph inputs and outputs in the caller's
 // buffers (and a value reshaped into an output, in that output's buffer),
 // constants in the model, reshapes and epilogue products as aliases (and a
-// batch-1 concat's inputs as views into its output), every
+// concat's inputs, where they can be computed there, as views into its output), every
 // other intermediate in one arena laid out from lifetimes (greedy best-fit,
 // exec/arena.hpp), with elementwise groups written in place where nothing
 // reads their input afterwards; plus the scratch the kernels need.
@@ -72,15 +72,25 @@ inline void compute_in_output_buffers(const std::vector<std::unique_ptr<Kernel>>
   }
 }
 
-/// A concat whose inputs each fill one contiguous run of its output (every
-/// axis before the concat axis has extent 1, as at batch 1) gets each input
-/// that has arena memory of its own computed in place there: the concat then
-/// copies nothing for it (CopyKernel skips a copy onto itself). Through a
-/// reshape (the same bytes) its input is placed instead. Safe with more
-/// readers: the concat's output lives from its first input's write to its
-/// last read, and nothing writes in place over memory that lives on.
+/// A concat's inputs computed in place in its output, so that the concat
+/// copies nothing for them (CopyKernel skips a copy onto itself):
+/// - where every axis before the concat axis has extent 1 (as at batch 1),
+///   each input fills one contiguous run of the output, and any input with
+///   arena memory of its own is placed there. Safe with more readers: the
+///   concat's output lives from its first input's write to its last read,
+///   and nothing writes in place over memory that lives on;
+/// - otherwise an input fills rows of the output, rows apart, and is placed
+///   when the concat is its only reader and the kernel computing it agrees
+///   to write its rows that far apart (Kernel::write_rows_apart: a matmul
+///   with its epilogue, as the experts of a mixture concatenated along
+///   features).
+/// Through a reshape (the same bytes, the same rows when it keeps the row
+/// length) its input is placed instead.
 inline void concat_inputs_in_place(const Graph& graph, const GraphUses& uses,
                                    const std::vector<std::unique_ptr<Kernel>>& kernels, MemoryLayout& memory) {
+  std::vector<Kernel*> writer(graph.values.size(), nullptr);
+  for (const auto& kernel : kernels)
+    for (ValueId v : kernel->writes) writer[v] = kernel.get();
   for (const auto& kernel : kernels) {
     if (kernel->nodes.size() != 1 || !holds<Concat>(graph.nodes[kernel->nodes[0]].op)) continue;
     const Node& node = graph.nodes[kernel->nodes[0]];
@@ -88,19 +98,28 @@ inline void concat_inputs_in_place(const Graph& graph, const GraphUses& uses,
     const Shape& y = graph.type(out).shape;
     if (memory.storage[out] != Storage::arena || element_count(y) == 0) continue;
     const std::size_t axis = normalize_axis(get<Concat>(node.op).axis, y.size(), "concat");
-    if (std::any_of(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(axis), [](std::int64_t d) { return d != 1; }))
-      continue;
+    const bool one_run_each =
+        std::all_of(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(axis), [](std::int64_t d) { return d == 1; });
     const std::int64_t inner = element_count(Shape(y.begin() + static_cast<std::ptrdiff_t>(axis) + 1, y.end()));
     std::int64_t at = 0;
     for (ValueId v : node.inputs) {
-      const std::int64_t bytes_at = 4 * at * inner;
+      const std::int64_t bytes_at = 4 * at * inner, row_length = graph.type(v).shape[axis] * inner;
       at += graph.type(v).shape[axis];
       if (std::count(node.inputs.begin(), node.inputs.end(), v) > 1) continue;  // one place each
       ValueId target = v;
+      bool private_rows = uses.single_private_reader(v);
       for (std::int64_t p; memory.storage[target] == Storage::alias && (p = uses.producer[target]) >= 0 &&
-                           holds<Reshape>(graph.nodes[p].op) && memory.alias_of[target] == graph.nodes[p].inputs[0];)
+                           holds<Reshape>(graph.nodes[p].op) && memory.alias_of[target] == graph.nodes[p].inputs[0];) {
         target = memory.alias_of[target];
+        private_rows = private_rows && uses.single_private_reader(target);
+      }
       if (memory.storage[target] != Storage::arena) continue;
+      if (!one_run_each) {
+        const Shape& t = graph.type(target).shape;
+        if (!private_rows || t.empty() || t.back() != row_length || !writer[target] ||
+            !writer[target]->write_rows_apart(target, row_length, y[axis] * inner))
+          continue;
+      }
       memory.storage[target] = Storage::alias;
       memory.alias_of[target] = out;
       memory.alias_offset[target] = bytes_at;

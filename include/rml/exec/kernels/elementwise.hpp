@@ -201,6 +201,7 @@ class ElementwiseGroup {
     dims_ = out_shape.empty() ? Shape{1} : out_shape;
     for (const Leaf& leaf : leaves_) strides_.push_back(leaf_strides(leaf));
     collapse(keep_last);
+    out_row_stride_ = cols();
   }
 
   std::int64_t rows() const { return span_size(0, dims_.size() - 1); }
@@ -208,6 +209,30 @@ class ElementwiseGroup {
   ValueId output() const { return output_; }
   const std::vector<Leaf>& leaves() const { return leaves_; }
   std::size_t scratch_bytes() const { return (leaves_.size() + instrs_.size()) * block * 4; }
+
+  /// Writes the output's rows `row_stride` elements apart (an epilogue whose
+  /// producer writes into a larger tensor); `in_output` is a value that lives
+  /// in the output's memory (the producer's product), whose leaves then read
+  /// rows as far apart. False, changing nothing, where a leaf reads
+  /// `in_output` other than whole and in order.
+  bool write_rows_apart(ValueId in_output, std::int64_t row_stride) {
+    Shape contiguous(dims_.size(), 1), apart(dims_.size(), 1);
+    for (std::size_t d = dims_.size() - 1; d-- > 0;) {
+      contiguous[d] = contiguous[d + 1] * dims_[d + 1];
+      apart[d] = d + 2 == dims_.size() ? row_stride : apart[d + 1] * dims_[d + 1];
+    }
+    const auto whole = [&](std::size_t l) {  // (a unit axis's stride is never used)
+      for (std::size_t d = 0; d < dims_.size(); ++d)
+        if (dims_[d] != 1 && strides_[l][d] != contiguous[d]) return false;
+      return leaves_[l].offset == 0;
+    };
+    for (std::size_t l = 0; l < leaves_.size(); ++l)
+      if (leaves_[l].value == in_output && !whole(l)) return false;
+    for (std::size_t l = 0; l < leaves_.size(); ++l)
+      if (leaves_[l].value == in_output) strides_[l] = apart;
+    out_row_stride_ = row_stride;
+    return true;
+  }
 
   /// The op's name when the group is one unary op on its one leaf (an
   /// activation a producer can apply as it stores), else empty.
@@ -252,7 +277,7 @@ class ElementwiseGroup {
         for (std::size_t k = 0; k < instrs_.size(); ++k) {
           const Instr& instr = instrs_[k];
           for (std::size_t a = 0; a < instr.args.size(); ++a) args[a] = operand[instr.args[a]];
-          void* target = k + 1 == instrs_.size() ? static_cast<void*>(out_base + 4 * (row * cols() + c))
+          void* target = k + 1 == instrs_.size() ? static_cast<void*>(out_base + 4 * (row * out_row_stride_ + c))
                                                   : static_cast<void*>(scratch + (leaf_count + k) * block * 4);
           instr.fn(args, target, n);
           operand[leaf_count + k] = target;
@@ -330,6 +355,7 @@ class ElementwiseGroup {
   std::vector<Leaf> leaves_;
   std::vector<Shape> strides_;
   std::vector<Instr> instrs_;
+  std::int64_t out_row_stride_ = 0;  // elements between output rows (cols() unless written into a larger tensor)
 };
 
 /// A kernel running one elementwise group on its own.

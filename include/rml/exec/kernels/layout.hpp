@@ -81,9 +81,6 @@ struct StridedCopy {
     });
   }
 
-  /// After collapse(): one contiguous run on both sides.
-  bool is_contiguous_run() const { return shape.size() == 1 && src_strides[0] == 1 && dst_strides[0] == 1; }
-
   /// Axes beyond which a copy falls back to finding every row's start by division.
   static constexpr std::size_t kMaxOuterRank = 16;
 
@@ -185,8 +182,10 @@ class CopyKernel final : public Kernel {
       for (std::int64_t i = 0; i < out_elements_; ++i) std::memcpy(dst + 4 * i, &bits, 4);
     }
     for (const auto& [value, copy] : copies_) {
-      // An input computed in place (exec/memory.hpp: concat_inputs_in_place) is there already.
-      if (ctx.slots[value] == dst + 4 * copy.dst_offset && copy.is_contiguous_run()) continue;
+      // An input computed in place (exec/memory.hpp: concat_inputs_in_place),
+      // as one run or rows apart, is there already: only a placed input
+      // starts where its copy would go.
+      if (ctx.slots[value] == dst + 4 * copy.dst_offset) continue;
       copy.run(ctx, ctx.slots[value], dst);
     }
   }

@@ -43,7 +43,7 @@ class MatMulKernel final : public Kernel {
       : a_(a), b_(b), product_(product), epilogue_(std::move(epilogue)) {
     m_ = a_shape[a_shape.size() - 2];
     k_ = a_shape.back();
-    n_ = b_shape.back();
+    n_ = ldc_ = b_shape.back();
     const Shape a_batch(a_shape.begin(), a_shape.end() - 2), b_batch(b_shape.begin(), b_shape.end() - 2);
     b_batches_ = element_count(b_batch);
     if (b_batches_ == 1 && a_batch == out_batch) {
@@ -64,6 +64,15 @@ class MatMulKernel final : public Kernel {
   }
 
   ValueId target() const { return epilogue_ ? epilogue_->output() : product_; }
+
+  /// A product (after its epilogue) concatenated along its last axis with
+  /// others is written straight into the concat's output.
+  bool write_rows_apart(ValueId value, std::int64_t row_length, std::int64_t row_stride) override {
+    if (value != target() || row_length != n_) return false;
+    if (epilogue_ && !epilogue_->write_rows_apart(product_, row_stride)) return false;
+    ldc_ = row_stride;
+    return true;
+  }
 
   void run(RunContext& ctx) const override {
     const float* a = ctx.value<const float>(a_);
@@ -94,8 +103,8 @@ class MatMulKernel final : public Kernel {
         const std::int64_t batch = task / per_batch, tile = task % per_batch;
         const std::int64_t m0 = (tile / col_tiles) * tile_rows, n0 = (tile % col_tiles) * tile_cols;
         const std::int64_t m1 = std::min(m0 + tile_rows, m_), n1 = std::min(n0 + tile_cols, n_);
-        float* c_batch = c + batch * m_ * n_;
-        gemm(a + a_offsets_[batch] * m_ * k_, k_, packed_b(b_offsets_[batch]), c_batch, n_, m0, m1, n0, n1, scratch);
+        float* c_batch = c + batch * m_ * ldc_;
+        gemm(a + a_offsets_[batch] * m_ * k_, k_, packed_b(b_offsets_[batch]), c_batch, ldc_, m0, m1, n0, n1, scratch);
         if (epilogue_) epilogue_->eval(ctx, batch * m_ + m0, batch * m_ + m1, n0, n1, thread);
       }
     });
@@ -105,6 +114,7 @@ class MatMulKernel final : public Kernel {
     std::string text = detail::concat("matmul ", a_offsets_.size() > 1 ? std::to_string(a_offsets_.size()) + " x " : "",
                                       m_, "x", k_, " @ ", k_, "x", n_, packed_ ? " (weights prepacked)" : " (packed per run)");
     if (epilogue_) text += ", epilogue: " + epilogue_->describe();
+    if (ldc_ != n_) text += detail::concat(", rows ", ldc_, " apart (into a concat)");
     return text;
   }
 
@@ -112,6 +122,7 @@ class MatMulKernel final : public Kernel {
   ValueId a_, b_, product_;
   std::optional<ElementwiseGroup> epilogue_;
   std::int64_t m_ = 0, k_ = 0, n_ = 0, b_batches_ = 1;
+  std::int64_t ldc_ = 0;  // elements between output rows: n_, or more when written into a concat
   std::vector<std::int64_t> a_offsets_, b_offsets_;
   std::shared_ptr<const PackedWeightCache::Packed> packed_;  // null: b is packed per run
 };
