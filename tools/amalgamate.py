@@ -3,7 +3,8 @@ rml/rml.hpp includes) and single_include/rml/run.hpp (the run-only subset,
 rml/run.hpp: no reference kernels, no converters, no JSON library).
 
     python tools/amalgamate.py           # rewrite both
-    python tools/amalgamate.py --check   # exit 1 if either differs from what would be written
+    python tools/amalgamate.py --check   # exit 1 if either differs from what would be written,
+                                         # or rml.hpp has outgrown MAX_BYTES
 
 Only rml's own includes (`#include "rml/..."`) are inlined; system and
 third-party includes (the standard library, nlohmann/json, flatbuffers)
@@ -81,6 +82,10 @@ def single_header(name: str) -> str:
     return "".join(out)
 
 
+# The single header stays small enough to vendor and to read (issue 18: at most 1 MB).
+MAX_BYTES = 1_000_000
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the committed files, write nothing")
@@ -88,6 +93,10 @@ def main(argv=None) -> int:
     status = 0
     for name in HEADERS:
         text, path = single_header(name), OUT / name
+        if len(text.encode()) > MAX_BYTES:
+            print(f"amalgamate: {path.relative_to(ROOT)} would be {len(text.encode()):,} bytes, over the "
+                  f"{MAX_BYTES:,} allowed", file=sys.stderr)
+            status = 1
         if args.check:
             if not path.exists() or path.read_text() != text:
                 print(f"amalgamate: {path.relative_to(ROOT)} differs from what tools/amalgamate.py writes "

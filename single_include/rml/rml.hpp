@@ -18968,6 +18968,7 @@ class ElementwiseGroup {
 
   std::int64_t rows() const { return span_size(0, dims_.size() - 1); }
   std::int64_t cols() const { return dims_.back(); }
+  std::int64_t elements() const { return rows() * cols(); }
   ValueId output() const { return output_; }
   const std::vector<Leaf>& leaves() const { return leaves_; }
   std::size_t scratch_bytes() const { return (leaves_.size() + instrs_.size()) * block * 4; }
@@ -19013,38 +19014,16 @@ class ElementwiseGroup {
   /// Computes output rows [r0, r1) x columns [c0, c1).
   void eval(const RunContext& ctx, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1,
             int thread) const {
-    std::byte* scratch = ctx.thread_scratch + thread * ctx.thread_scratch_stride;
-    const std::size_t leaf_count = leaves_.size();
-    const void* args[3];
-    const void* operand[16 + 64];
-    std::byte* out_base = ctx.slots[output_];
-    for (std::int64_t row = r0; row < r1; ++row) {
-      // Each leaf's offset at the start of this row.
-      std::int64_t base[16];
-      for (std::size_t l = 0; l < leaf_count; ++l) base[l] = leaves_[l].offset + row_offset(row, strides_[l]);
-      for (std::int64_t c = c0; c < c1; c += block) {
-        const std::int64_t n = std::min(block, c1 - c);
-        for (std::size_t l = 0; l < leaf_count; ++l) {
-          const std::byte* data = ctx.slots[leaves_[l].value];
-          const std::int64_t step = strides_[l].back();
-          const std::byte* first = data + 4 * (base[l] + c * step);
-          if (step == 1) {
-            operand[l] = first;
-          } else {
-            std::byte* temp = scratch + l * block * 4;
-            for (std::int64_t i = 0; i < n; ++i) std::memcpy(temp + 4 * i, first + 4 * i * step, 4);
-            operand[l] = temp;
-          }
-        }
-        for (std::size_t k = 0; k < instrs_.size(); ++k) {
-          const Instr& instr = instrs_[k];
-          for (std::size_t a = 0; a < instr.args.size(); ++a) args[a] = operand[instr.args[a]];
-          void* target = k + 1 == instrs_.size() ? static_cast<void*>(out_base + 4 * (row * out_row_stride_ + c))
-                                                  : static_cast<void*>(scratch + (leaf_count + k) * block * 4);
-          instr.fn(args, target, n);
-          operand[leaf_count + k] = target;
-        }
-      }
+    eval_into(ctx, r0, r1, c0, c1, thread, ctx.slots[output_] + 4 * (r0 * out_row_stride_ + c0), out_row_stride_);
+  }
+
+  /// Computes output elements [first, last), in row-major order, into `out`
+  /// instead of the output (for a reduction reading them as they are made).
+  void eval_flat(const RunContext& ctx, std::int64_t first, std::int64_t last, float* out, int thread) const {
+    for (std::int64_t i = first; i < last;) {
+      const std::int64_t row = i / cols(), c0 = i % cols(), c1 = std::min(cols(), c0 + (last - i));
+      eval_into(ctx, row, row + 1, c0, c1, thread, reinterpret_cast<std::byte*>(out + (i - first)), 0);
+      i += c1 - c0;
     }
   }
 
@@ -19073,6 +19052,49 @@ class ElementwiseGroup {
   static constexpr std::int64_t kMinTaskWork = 16384;  // in adds: more than a hand-off costs
 
  private:
+  /// eval, writing element (row, c) at out + 4 * ((row - r0) * row_stride + c - c0).
+  void eval_into(const RunContext& ctx, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1, int thread,
+                 std::byte* out, std::int64_t row_stride) const {
+    std::byte* scratch = ctx.thread_scratch + thread * ctx.thread_scratch_stride;
+    const std::size_t leaf_count = leaves_.size();
+    const void* args[3];
+    const void* operand[16 + 64];
+    for (std::int64_t row = r0; row < r1; ++row) {
+      // Each leaf's offset at the start of this row.
+      std::int64_t base[16];
+      for (std::size_t l = 0; l < leaf_count; ++l) base[l] = leaves_[l].offset + row_offset(row, strides_[l]);
+      for (std::int64_t c = c0; c < c1; c += block) {
+        const std::int64_t n = std::min(block, c1 - c);
+        for (std::size_t l = 0; l < leaf_count; ++l) {
+          const std::byte* data = ctx.slots[leaves_[l].value];
+          const std::int64_t step = strides_[l].back();
+          const std::byte* first = data + 4 * (base[l] + c * step);
+          if (step == 1) {
+            operand[l] = first;
+          } else if (step == 0) {  // one value along the row (a per-row weight or scale)
+            std::uint32_t bits;
+            std::memcpy(&bits, first, 4);
+            std::uint32_t* temp = reinterpret_cast<std::uint32_t*>(scratch + l * block * 4);
+            std::fill(temp, temp + n, bits);
+            operand[l] = temp;
+          } else {
+            std::byte* temp = scratch + l * block * 4;
+            for (std::int64_t i = 0; i < n; ++i) std::memcpy(temp + 4 * i, first + 4 * i * step, 4);
+            operand[l] = temp;
+          }
+        }
+        for (std::size_t k = 0; k < instrs_.size(); ++k) {
+          const Instr& instr = instrs_[k];
+          for (std::size_t a = 0; a < instr.args.size(); ++a) args[a] = operand[instr.args[a]];
+          void* target = k + 1 == instrs_.size() ? static_cast<void*>(out + 4 * ((row - r0) * row_stride + c - c0))
+                                                  : static_cast<void*>(scratch + (leaf_count + k) * block * 4);
+          instr.fn(args, target, n);
+          operand[leaf_count + k] = target;
+        }
+      }
+    }
+  }
+
   std::int64_t span_size(std::size_t begin, std::size_t end) const {
     std::int64_t n = 1;
     for (std::size_t d = begin; d < end; ++d) n *= dims_[d];
@@ -21088,6 +21110,7 @@ struct KernelFor<Sdpa> {
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 
 namespace rml::exec {
@@ -21096,10 +21119,25 @@ enum class ReduceKind { sum, mean, max, min };
 
 /// Reduces the axes of `shape` marked in `reduced`, in row-major order of
 /// the reduced axes. Sums of f32 accumulate in double.
+///
+/// With a prologue (an elementwise group only the reduction reads, fused by
+/// exec/fusion.hpp: a weighted sum, a sum of squares), the input is never
+/// written out: each slab of it, the terms of the outputs that share the axes
+/// before the reduced ones, is computed into scratch and reduced at once.
 class ReduceKernel final : public Kernel {
  public:
-  ReduceKernel(ReduceKind kind, DType dtype, ValueId in, ValueId out, const Shape& shape, const Ints& reduced_axes)
-      : kind_(kind), dtype_(dtype), in_(in), out_(out) {
+  /// The input elements one slab spans, when the (normalised, sorted)
+  /// reduced axes are neighbours and a slab fits in scratch; else 0.
+  static std::int64_t prologue_slab(const Shape& shape, const Ints& axes) {
+    if (axes.empty() || axes.back() - axes.front() + 1 != std::int64_t(axes.size())) return 0;
+    const std::int64_t slab = element_count(Shape(shape.begin() + axes.front(), shape.end()));
+    return slab > 0 && slab <= kMaxSlab ? slab : 0;
+  }
+  static constexpr std::int64_t kMaxSlab = 16384;  // floats: 64 KiB of scratch per thread
+
+  ReduceKernel(ReduceKind kind, DType dtype, ValueId in, ValueId out, const Shape& shape, const Ints& reduced_axes,
+               std::optional<ElementwiseGroup> prologue = std::nullopt)
+      : kind_(kind), dtype_(dtype), in_(in), out_(out), prologue_(std::move(prologue)) {
     const Shape strides = contiguous_strides(shape);
     for (std::size_t d = 0; d < shape.size(); ++d) {
       const bool r = std::find(reduced_axes.begin(), reduced_axes.end(), std::int64_t(d)) != reduced_axes.end();
@@ -21113,9 +21151,16 @@ class ReduceKernel final : public Kernel {
     for (auto d : outer_dims_) outputs_ *= d;
     side_by_side_ = dtype == DType::f32 && (kind == ReduceKind::sum || kind == ReduceKind::mean) &&
                     inner_dims_.size() == 1 && !outer_strides_.empty() && outer_strides_.back() == 1;
+    if (prologue_) {
+      slab_ = prologue_slab(shape, reduced_axes);
+      if (dtype != DType::f32 || slab_ == 0 || prologue_->output() != in)
+        fail(ErrorCode::internal, "a reduction's prologue must compute its f32 input in slabs of neighbouring axes");
+      thread_scratch_bytes = prologue_->scratch_bytes() + static_cast<std::size_t>(slab_) * 4;
+    }
   }
 
   void run(RunContext& ctx) const override {
+    if (prologue_) return run_with_prologue(ctx);
     visit_dtype(dtype_, [&](auto zero) {
       using T = decltype(zero);
       const T* x = ctx.value<const T>(in_);
@@ -21123,17 +21168,38 @@ class ReduceKernel final : public Kernel {
       ctx.pool->parallel_for(outputs_, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(count_, 1)),
                              [&](std::int64_t b, std::int64_t e, int) {
         if constexpr (std::is_same_v<T, float>)
-          if (side_by_side_) return sum_side_by_side(x, y, b, e);
+          if (side_by_side_) return sum_side_by_side(x, 0, y, b, e);
         for (std::int64_t o = b; o < e; ++o) y[o] = reduce_one<T>(x + base(o));
       });
     });
   }
   std::string describe() const override {
     static constexpr const char* names[] = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min"};
-    return detail::concat(names[int(kind_)], " over ", count_, " elements per output");
+    std::string text = detail::concat(names[int(kind_)], " over ", count_, " elements per output");
+    if (prologue_) text += detail::concat(", of ", prologue_->describe(), " computed ", slab_, " at a time");
+    return text;
   }
 
  private:
+  void run_with_prologue(RunContext& ctx) const {
+    float* y = ctx.value<float>(out_);
+    const std::int64_t slabs = outputs_ == 0 ? 0 : prologue_->elements() / slab_;
+    const std::int64_t per_slab = slabs == 0 ? 0 : outputs_ / slabs;
+    ctx.pool->parallel_for(slabs, std::max<std::int64_t>(1, ElementwiseGroup::kMinTaskWork / slab_),
+                           [&](std::int64_t b, std::int64_t e, int thread) {
+      float* terms = ctx.scratch_of<float>(thread) + prologue_->scratch_bytes() / 4;  // after the group's own
+      for (std::int64_t s = b; s < e; ++s) {
+        prologue_->eval_flat(ctx, s * slab_, (s + 1) * slab_, terms, thread);
+        const std::int64_t o0 = s * per_slab, o1 = o0 + per_slab;
+        if (side_by_side_) {
+          sum_side_by_side(terms, s * slab_, y, o0, o1);
+        } else {
+          for (std::int64_t o = o0; o < o1; ++o) y[o] = reduce_one<float>(terms + (base(o) - s * slab_));
+        }
+      }
+    });
+  }
+
   static void merge(Shape& dims, Shape& strides) {
     for (std::size_t d = dims.size(); d-- > 1;)
       if (strides[d - 1] == strides[d] * dims[d]) {
@@ -21170,14 +21236,15 @@ class ReduceKernel final : public Kernel {
   }
   /// Sums over one strided axis whose outputs sit side by side in the input
   /// (the innermost axis is kept): sixteen at a time, each output's terms
-  /// still one chain in order, as reduce_one adds them.
-  void sum_side_by_side(const float* x, float* y, std::int64_t b, std::int64_t e) const {
+  /// still one chain in order, as reduce_one adds them. `x` holds the input
+  /// from element `x_first` on.
+  void sum_side_by_side(const float* x, std::int64_t x_first, float* y, std::int64_t b, std::int64_t e) const {
     const std::int64_t row = outer_dims_.back();
     const Isa isa = active_isa();
     double sums[16];
     for (std::int64_t o = b; o < e;) {
       const std::int64_t lanes = std::min({e - o, row - o % row, std::int64_t{16}});
-      simd::sum_columns(isa, x + base(o), inner_strides_[0], count_, lanes, sums);
+      simd::sum_columns(isa, x + (base(o) - x_first), inner_strides_[0], count_, lanes, sums);
       for (std::int64_t l = 0; l < lanes; ++l) y[o + l] = finish(sums[l]);
       o += lanes;
     }
@@ -21216,6 +21283,8 @@ class ReduceKernel final : public Kernel {
   Shape outer_dims_, outer_strides_, inner_dims_, inner_strides_;
   std::int64_t count_ = 1, outputs_ = 1;
   bool side_by_side_ = false;  // sum_side_by_side applies
+  std::optional<ElementwiseGroup> prologue_;  // computes the input, slab_ elements at a time
+  std::int64_t slab_ = 0;
 };
 
 /// The kernel's name for each reduction kind of ops/reduce.hpp.
@@ -21228,10 +21297,11 @@ template <> struct ReduceKindOf<MinKind> { static constexpr ReduceKind value = R
 
 template <class Kind>
 struct KernelFor<Reduce<Kind>> {
-  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Reduce<Kind>& op) {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Reduce<Kind>& op,
+                                      std::optional<ElementwiseGroup> prologue = std::nullopt) {
     const TensorType& x = ctx.type(node.inputs[0]);
     return std::make_unique<ReduceKernel>(ReduceKindOf<Kind>::value, x.dtype, node.inputs[0], node.outputs[0], x.shape,
-                                          normalize_axes(op.axes, x.shape.size(), "reduce"));
+                                          normalize_axes(op.axes, x.shape.size(), "reduce"), std::move(prologue));
   }
 };
 
@@ -21305,9 +21375,11 @@ template <class Op>
 concept HasKernel = requires(const PlanContext& ctx, const Node& node, const Op& op) {
   { KernelFor<Op>::make(ctx, node, op) } -> std::same_as<std::unique_ptr<Kernel>>;
 };
-/// Ops whose kernel can run a fused elementwise group on each output tile.
+/// Ops whose kernel can run a fused elementwise group: on each output tile
+/// (an epilogue: matmul, conv2d), or to make the terms it reads (a
+/// prologue: the reductions).
 template <class Op>
-concept TakesEpilogue = requires(const PlanContext& ctx, const Node& node, const Op& op) {
+concept TakesFusedGroup = requires(const PlanContext& ctx, const Node& node, const Op& op) {
   { KernelFor<Op>::make(ctx, node, op, std::optional<ElementwiseGroup>{}) } -> std::same_as<std::unique_ptr<Kernel>>;
 };
 
@@ -21359,19 +21431,19 @@ struct BlockCosts<OpList<Ops...>> {
 inline int block_cost(const AnyOp& op) { return BlockCosts<Registry>::table[op.index()]; }
 
 /// The kernel for one node that is not elementwise (elementwise nodes run as
-/// groups). `epilogue`, when given, is fused into the kernel; only ops that
-/// TakesEpilogue are handed one.
+/// groups). `fused`, when given, is fused into the kernel (exec/fusion.hpp
+/// decides which); only ops that TakesFusedGroup are handed one.
 inline std::unique_ptr<Kernel> make_kernel(const PlanContext& ctx, const Node& node,
-                                           std::optional<ElementwiseGroup> epilogue = std::nullopt) {
+                                           std::optional<ElementwiseGroup> fused = std::nullopt) {
   return visit_op(
       [&](const auto& op) -> std::unique_ptr<Kernel> {
         using Op = std::decay_t<decltype(op)>;
         if constexpr (is_elementwise<Op>) {
           fail(ErrorCode::internal, "op '", Op::name, "' is elementwise: it runs in a group, not as a kernel of its own");
-        } else if constexpr (TakesEpilogue<Op>) {
-          return KernelFor<Op>::make(ctx, node, op, std::move(epilogue));
+        } else if constexpr (TakesFusedGroup<Op>) {
+          return KernelFor<Op>::make(ctx, node, op, std::move(fused));
         } else {
-          if (epilogue) fail(ErrorCode::internal, "op '", Op::name, "' cannot take a fused epilogue");
+          if (fused) fail(ErrorCode::internal, "op '", Op::name, "' cannot take a fused group");
           return KernelFor<Op>::make(ctx, node, op);
         }
       },
@@ -21409,12 +21481,14 @@ class Fusion {
     if (fuse) choose_epilogues();
     gather_conv_inputs(fuse);
     gather_sdpa_transposes(fuse);
+    choose_prologues(fuse);
   }
 
   /// A node run inside the kernel of the node it feeds: in a direct conv's
   /// padding (the channel concat feeding it, or a nearest upsampling's
-  /// reshape, broadcast_to and reshape), or as the strided rows an sdpa reads
-  /// (a transpose of [B, L, H, D] to [B, H, L, D]): no kernel.
+  /// reshape, broadcast_to and reshape), as the strided rows an sdpa reads
+  /// (a transpose of [B, L, H, D] to [B, H, L, D]), or as a member of a
+  /// reduction's prologue: no kernel.
   bool gathered(std::size_t n) const { return gathered_by_[n] >= 0; }
   /// The nodes gathered into node `consumer`'s kernel, in execution order.
   std::vector<std::size_t> gathered_into(std::size_t consumer) const {
@@ -21434,6 +21508,12 @@ class Fusion {
   std::optional<std::size_t> output_transpose(std::size_t n) const {
     if (output_transpose_[n] < 0) return std::nullopt;
     return static_cast<std::size_t>(output_transpose_[n]);
+  }
+
+  /// The group a reduction computes its input with, slab by slab, if any.
+  std::optional<ElementwiseGroup> prologue(std::size_t n) const {
+    if (prologue_root_[n] < 0) return std::nullopt;
+    return build_group(static_cast<std::size_t>(prologue_root_[n]), false);
   }
 
   /// A broadcast_to or slice read only by a group, as one of its leaves: no kernel.
@@ -21649,6 +21729,34 @@ class Fusion {
     }
   }
 
+  /// A reduction that alone reads a group's output (a group that is no
+  /// product's epilogue) computes that output slab by slab as it reduces
+  /// (exec/kernels/reduce.hpp): a weighted sum of a mixture's experts, a sum
+  /// of squares, is never written out.
+  void choose_prologues(bool fuse) {
+    prologue_root_.assign(graph_.nodes.size(), -1);
+    if (!fuse) return;
+    std::vector<bool> has_epilogue(graph_.nodes.size(), false);
+    for (std::int64_t root : epilogue_owner_)
+      if (root >= 0) has_epilogue[static_cast<std::size_t>(root)] = true;
+    for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
+      const AnyOp& op = node(n).op;
+      const Ints* axes = holds<ReduceSum>(op)    ? &get<ReduceSum>(op).axes
+                         : holds<ReduceMean>(op) ? &get<ReduceMean>(op).axes
+                         : holds<ReduceMax>(op)  ? &get<ReduceMax>(op).axes
+                         : holds<ReduceMin>(op)  ? &get<ReduceMin>(op).axes
+                                                 : nullptr;
+      if (!axes) continue;
+      const ValueId x = node(n).inputs[0];
+      const std::optional<std::size_t> root = private_producer(x);
+      if (!root || !is_root_[*root] || has_epilogue[*root] || type(x).dtype != DType::f32) continue;
+      const Shape& shape = type(x).shape;
+      if (ReduceKernel::prologue_slab(shape, normalize_axes(*axes, shape.size(), "reduce")) == 0) continue;
+      prologue_root_[n] = static_cast<std::int64_t>(*root);
+      for (std::size_t m : members(*root)) gathered_by_[m] = static_cast<std::int64_t>(n);
+    }
+  }
+
   /// The node producing v, when v is an intermediate only that one node reads.
   std::optional<std::size_t> private_producer(ValueId v) const {
     if (!uses_.single_private_reader(v) || uses_.producer[v] < 0) return std::nullopt;
@@ -21775,6 +21883,7 @@ class Fusion {
   std::vector<std::vector<ValueId>> sdpa_operands_;    // per sdpa node with a gathered transpose: q, k, v read, y written
   std::vector<std::int64_t> written_by_;      // per node: the sdpa whose kernel writes its output, or -1
   std::vector<std::int64_t> output_transpose_;  // per sdpa node: the transpose whose output it writes, or -1
+  std::vector<std::int64_t> prologue_root_;     // per reduction node: the root of its prologue group, or -1
 };
 
 }  // namespace rml::exec
@@ -22017,8 +22126,9 @@ inline bool nothing_to_compute(const PlanContext& ctx, const Node& node, const s
 
 /// The kernel for node `n`, or nullptr when `n` runs inside another kernel
 /// (a group member that is not its root, an absorbed broadcast or slice, a
-/// node gathered into a conv's padding or an sdpa's reads, a transpose an
-/// sdpa writes, an epilogue producer); sets the kernel's nodes, reads and writes.
+/// node gathered into a conv's padding, an sdpa's reads or a reduction's
+/// prologue, a transpose an sdpa writes, an epilogue producer); sets the
+/// kernel's nodes, reads and writes.
 inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fusion& fusion, std::size_t n,
                                                std::size_t& fused_groups) {
   const Node& node = ctx.graph.nodes[n];
@@ -22045,9 +22155,10 @@ inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fus
     }
     if (covered.size() > 1) ++fused_groups;
   } else {
-    kernel = make_kernel(ctx, node);
+    kernel = make_kernel(ctx, node, fusion.prologue(n));
   }
-  // Gathered input nodes (a conv's padding, an sdpa's strided rows) run before it, in its kernel.
+  // Gathered input nodes (a conv's padding, an sdpa's strided rows, a
+  // reduction's prologue) run before it, in its kernel.
   for (const std::size_t m : std::vector<std::size_t>(covered)) {
     const std::vector<std::size_t> gathered = fusion.gathered_into(m);
     covered.insert(std::find(covered.begin(), covered.end(), m), gathered.begin(), gathered.end());

@@ -26,9 +26,11 @@ template <class Op>
 concept HasKernel = requires(const PlanContext& ctx, const Node& node, const Op& op) {
   { KernelFor<Op>::make(ctx, node, op) } -> std::same_as<std::unique_ptr<Kernel>>;
 };
-/// Ops whose kernel can run a fused elementwise group on each output tile.
+/// Ops whose kernel can run a fused elementwise group: on each output tile
+/// (an epilogue: matmul, conv2d), or to make the terms it reads (a
+/// prologue: the reductions).
 template <class Op>
-concept TakesEpilogue = requires(const PlanContext& ctx, const Node& node, const Op& op) {
+concept TakesFusedGroup = requires(const PlanContext& ctx, const Node& node, const Op& op) {
   { KernelFor<Op>::make(ctx, node, op, std::optional<ElementwiseGroup>{}) } -> std::same_as<std::unique_ptr<Kernel>>;
 };
 
@@ -80,19 +82,19 @@ struct BlockCosts<OpList<Ops...>> {
 inline int block_cost(const AnyOp& op) { return BlockCosts<Registry>::table[op.index()]; }
 
 /// The kernel for one node that is not elementwise (elementwise nodes run as
-/// groups). `epilogue`, when given, is fused into the kernel; only ops that
-/// TakesEpilogue are handed one.
+/// groups). `fused`, when given, is fused into the kernel (exec/fusion.hpp
+/// decides which); only ops that TakesFusedGroup are handed one.
 inline std::unique_ptr<Kernel> make_kernel(const PlanContext& ctx, const Node& node,
-                                           std::optional<ElementwiseGroup> epilogue = std::nullopt) {
+                                           std::optional<ElementwiseGroup> fused = std::nullopt) {
   return visit_op(
       [&](const auto& op) -> std::unique_ptr<Kernel> {
         using Op = std::decay_t<decltype(op)>;
         if constexpr (is_elementwise<Op>) {
           fail(ErrorCode::internal, "op '", Op::name, "' is elementwise: it runs in a group, not as a kernel of its own");
-        } else if constexpr (TakesEpilogue<Op>) {
-          return KernelFor<Op>::make(ctx, node, op, std::move(epilogue));
+        } else if constexpr (TakesFusedGroup<Op>) {
+          return KernelFor<Op>::make(ctx, node, op, std::move(fused));
         } else {
-          if (epilogue) fail(ErrorCode::internal, "op '", Op::name, "' cannot take a fused epilogue");
+          if (fused) fail(ErrorCode::internal, "op '", Op::name, "' cannot take a fused group");
           return KernelFor<Op>::make(ctx, node, op);
         }
       },

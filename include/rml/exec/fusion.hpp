@@ -41,12 +41,14 @@ class Fusion {
     if (fuse) choose_epilogues();
     gather_conv_inputs(fuse);
     gather_sdpa_transposes(fuse);
+    choose_prologues(fuse);
   }
 
   /// A node run inside the kernel of the node it feeds: in a direct conv's
   /// padding (the channel concat feeding it, or a nearest upsampling's
-  /// reshape, broadcast_to and reshape), or as the strided rows an sdpa reads
-  /// (a transpose of [B, L, H, D] to [B, H, L, D]): no kernel.
+  /// reshape, broadcast_to and reshape), as the strided rows an sdpa reads
+  /// (a transpose of [B, L, H, D] to [B, H, L, D]), or as a member of a
+  /// reduction's prologue: no kernel.
   bool gathered(std::size_t n) const { return gathered_by_[n] >= 0; }
   /// The nodes gathered into node `consumer`'s kernel, in execution order.
   std::vector<std::size_t> gathered_into(std::size_t consumer) const {
@@ -66,6 +68,12 @@ class Fusion {
   std::optional<std::size_t> output_transpose(std::size_t n) const {
     if (output_transpose_[n] < 0) return std::nullopt;
     return static_cast<std::size_t>(output_transpose_[n]);
+  }
+
+  /// The group a reduction computes its input with, slab by slab, if any.
+  std::optional<ElementwiseGroup> prologue(std::size_t n) const {
+    if (prologue_root_[n] < 0) return std::nullopt;
+    return build_group(static_cast<std::size_t>(prologue_root_[n]), false);
   }
 
   /// A broadcast_to or slice read only by a group, as one of its leaves: no kernel.
@@ -281,6 +289,34 @@ class Fusion {
     }
   }
 
+  /// A reduction that alone reads a group's output (a group that is no
+  /// product's epilogue) computes that output slab by slab as it reduces
+  /// (exec/kernels/reduce.hpp): a weighted sum of a mixture's experts, a sum
+  /// of squares, is never written out.
+  void choose_prologues(bool fuse) {
+    prologue_root_.assign(graph_.nodes.size(), -1);
+    if (!fuse) return;
+    std::vector<bool> has_epilogue(graph_.nodes.size(), false);
+    for (std::int64_t root : epilogue_owner_)
+      if (root >= 0) has_epilogue[static_cast<std::size_t>(root)] = true;
+    for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
+      const AnyOp& op = node(n).op;
+      const Ints* axes = holds<ReduceSum>(op)    ? &get<ReduceSum>(op).axes
+                         : holds<ReduceMean>(op) ? &get<ReduceMean>(op).axes
+                         : holds<ReduceMax>(op)  ? &get<ReduceMax>(op).axes
+                         : holds<ReduceMin>(op)  ? &get<ReduceMin>(op).axes
+                                                 : nullptr;
+      if (!axes) continue;
+      const ValueId x = node(n).inputs[0];
+      const std::optional<std::size_t> root = private_producer(x);
+      if (!root || !is_root_[*root] || has_epilogue[*root] || type(x).dtype != DType::f32) continue;
+      const Shape& shape = type(x).shape;
+      if (ReduceKernel::prologue_slab(shape, normalize_axes(*axes, shape.size(), "reduce")) == 0) continue;
+      prologue_root_[n] = static_cast<std::int64_t>(*root);
+      for (std::size_t m : members(*root)) gathered_by_[m] = static_cast<std::int64_t>(n);
+    }
+  }
+
   /// The node producing v, when v is an intermediate only that one node reads.
   std::optional<std::size_t> private_producer(ValueId v) const {
     if (!uses_.single_private_reader(v) || uses_.producer[v] < 0) return std::nullopt;
@@ -407,6 +443,7 @@ class Fusion {
   std::vector<std::vector<ValueId>> sdpa_operands_;    // per sdpa node with a gathered transpose: q, k, v read, y written
   std::vector<std::int64_t> written_by_;      // per node: the sdpa whose kernel writes its output, or -1
   std::vector<std::int64_t> output_transpose_;  // per sdpa node: the transpose whose output it writes, or -1
+  std::vector<std::int64_t> prologue_root_;     // per reduction node: the root of its prologue group, or -1
 };
 
 }  // namespace rml::exec

@@ -37,8 +37,9 @@ inline bool nothing_to_compute(const PlanContext& ctx, const Node& node, const s
 
 /// The kernel for node `n`, or nullptr when `n` runs inside another kernel
 /// (a group member that is not its root, an absorbed broadcast or slice, a
-/// node gathered into a conv's padding or an sdpa's reads, a transpose an
-/// sdpa writes, an epilogue producer); sets the kernel's nodes, reads and writes.
+/// node gathered into a conv's padding, an sdpa's reads or a reduction's
+/// prologue, a transpose an sdpa writes, an epilogue producer); sets the
+/// kernel's nodes, reads and writes.
 inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fusion& fusion, std::size_t n,
                                                std::size_t& fused_groups) {
   const Node& node = ctx.graph.nodes[n];
@@ -65,9 +66,10 @@ inline std::unique_ptr<Kernel> kernel_for_node(const PlanContext& ctx, const Fus
     }
     if (covered.size() > 1) ++fused_groups;
   } else {
-    kernel = make_kernel(ctx, node);
+    kernel = make_kernel(ctx, node, fusion.prologue(n));
   }
-  // Gathered input nodes (a conv's padding, an sdpa's strided rows) run before it, in its kernel.
+  // Gathered input nodes (a conv's padding, an sdpa's strided rows, a
+  // reduction's prologue) run before it, in its kernel.
   for (const std::size_t m : std::vector<std::size_t>(covered)) {
     const std::vector<std::size_t> gathered = fusion.gathered_into(m);
     covered.insert(std::find(covered.begin(), covered.end(), m), gathered.begin(), gathered.end());

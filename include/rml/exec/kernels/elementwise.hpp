@@ -206,6 +206,7 @@ class ElementwiseGroup {
 
   std::int64_t rows() const { return span_size(0, dims_.size() - 1); }
   std::int64_t cols() const { return dims_.back(); }
+  std::int64_t elements() const { return rows() * cols(); }
   ValueId output() const { return output_; }
   const std::vector<Leaf>& leaves() const { return leaves_; }
   std::size_t scratch_bytes() const { return (leaves_.size() + instrs_.size()) * block * 4; }
@@ -251,38 +252,16 @@ class ElementwiseGroup {
   /// Computes output rows [r0, r1) x columns [c0, c1).
   void eval(const RunContext& ctx, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1,
             int thread) const {
-    std::byte* scratch = ctx.thread_scratch + thread * ctx.thread_scratch_stride;
-    const std::size_t leaf_count = leaves_.size();
-    const void* args[3];
-    const void* operand[16 + 64];
-    std::byte* out_base = ctx.slots[output_];
-    for (std::int64_t row = r0; row < r1; ++row) {
-      // Each leaf's offset at the start of this row.
-      std::int64_t base[16];
-      for (std::size_t l = 0; l < leaf_count; ++l) base[l] = leaves_[l].offset + row_offset(row, strides_[l]);
-      for (std::int64_t c = c0; c < c1; c += block) {
-        const std::int64_t n = std::min(block, c1 - c);
-        for (std::size_t l = 0; l < leaf_count; ++l) {
-          const std::byte* data = ctx.slots[leaves_[l].value];
-          const std::int64_t step = strides_[l].back();
-          const std::byte* first = data + 4 * (base[l] + c * step);
-          if (step == 1) {
-            operand[l] = first;
-          } else {
-            std::byte* temp = scratch + l * block * 4;
-            for (std::int64_t i = 0; i < n; ++i) std::memcpy(temp + 4 * i, first + 4 * i * step, 4);
-            operand[l] = temp;
-          }
-        }
-        for (std::size_t k = 0; k < instrs_.size(); ++k) {
-          const Instr& instr = instrs_[k];
-          for (std::size_t a = 0; a < instr.args.size(); ++a) args[a] = operand[instr.args[a]];
-          void* target = k + 1 == instrs_.size() ? static_cast<void*>(out_base + 4 * (row * out_row_stride_ + c))
-                                                  : static_cast<void*>(scratch + (leaf_count + k) * block * 4);
-          instr.fn(args, target, n);
-          operand[leaf_count + k] = target;
-        }
-      }
+    eval_into(ctx, r0, r1, c0, c1, thread, ctx.slots[output_] + 4 * (r0 * out_row_stride_ + c0), out_row_stride_);
+  }
+
+  /// Computes output elements [first, last), in row-major order, into `out`
+  /// instead of the output (for a reduction reading them as they are made).
+  void eval_flat(const RunContext& ctx, std::int64_t first, std::int64_t last, float* out, int thread) const {
+    for (std::int64_t i = first; i < last;) {
+      const std::int64_t row = i / cols(), c0 = i % cols(), c1 = std::min(cols(), c0 + (last - i));
+      eval_into(ctx, row, row + 1, c0, c1, thread, reinterpret_cast<std::byte*>(out + (i - first)), 0);
+      i += c1 - c0;
     }
   }
 
@@ -311,6 +290,49 @@ class ElementwiseGroup {
   static constexpr std::int64_t kMinTaskWork = 16384;  // in adds: more than a hand-off costs
 
  private:
+  /// eval, writing element (row, c) at out + 4 * ((row - r0) * row_stride + c - c0).
+  void eval_into(const RunContext& ctx, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1, int thread,
+                 std::byte* out, std::int64_t row_stride) const {
+    std::byte* scratch = ctx.thread_scratch + thread * ctx.thread_scratch_stride;
+    const std::size_t leaf_count = leaves_.size();
+    const void* args[3];
+    const void* operand[16 + 64];
+    for (std::int64_t row = r0; row < r1; ++row) {
+      // Each leaf's offset at the start of this row.
+      std::int64_t base[16];
+      for (std::size_t l = 0; l < leaf_count; ++l) base[l] = leaves_[l].offset + row_offset(row, strides_[l]);
+      for (std::int64_t c = c0; c < c1; c += block) {
+        const std::int64_t n = std::min(block, c1 - c);
+        for (std::size_t l = 0; l < leaf_count; ++l) {
+          const std::byte* data = ctx.slots[leaves_[l].value];
+          const std::int64_t step = strides_[l].back();
+          const std::byte* first = data + 4 * (base[l] + c * step);
+          if (step == 1) {
+            operand[l] = first;
+          } else if (step == 0) {  // one value along the row (a per-row weight or scale)
+            std::uint32_t bits;
+            std::memcpy(&bits, first, 4);
+            std::uint32_t* temp = reinterpret_cast<std::uint32_t*>(scratch + l * block * 4);
+            std::fill(temp, temp + n, bits);
+            operand[l] = temp;
+          } else {
+            std::byte* temp = scratch + l * block * 4;
+            for (std::int64_t i = 0; i < n; ++i) std::memcpy(temp + 4 * i, first + 4 * i * step, 4);
+            operand[l] = temp;
+          }
+        }
+        for (std::size_t k = 0; k < instrs_.size(); ++k) {
+          const Instr& instr = instrs_[k];
+          for (std::size_t a = 0; a < instr.args.size(); ++a) args[a] = operand[instr.args[a]];
+          void* target = k + 1 == instrs_.size() ? static_cast<void*>(out + 4 * ((row - r0) * row_stride + c - c0))
+                                                  : static_cast<void*>(scratch + (leaf_count + k) * block * 4);
+          instr.fn(args, target, n);
+          operand[leaf_count + k] = target;
+        }
+      }
+    }
+  }
+
   std::int64_t span_size(std::size_t begin, std::size_t end) const {
     std::int64_t n = 1;
     for (std::size_t d = begin; d < end; ++d) n *= dims_[d];

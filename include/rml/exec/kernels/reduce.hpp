@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "rml/exec/kernel.hpp"
+#include "rml/exec/kernels/elementwise.hpp"
 #include "rml/exec/simd_math.hpp"
 
 namespace rml::exec {
@@ -17,10 +19,25 @@ enum class ReduceKind { sum, mean, max, min };
 
 /// Reduces the axes of `shape` marked in `reduced`, in row-major order of
 /// the reduced axes. Sums of f32 accumulate in double.
+///
+/// With a prologue (an elementwise group only the reduction reads, fused by
+/// exec/fusion.hpp: a weighted sum, a sum of squares), the input is never
+/// written out: each slab of it, the terms of the outputs that share the axes
+/// before the reduced ones, is computed into scratch and reduced at once.
 class ReduceKernel final : public Kernel {
  public:
-  ReduceKernel(ReduceKind kind, DType dtype, ValueId in, ValueId out, const Shape& shape, const Ints& reduced_axes)
-      : kind_(kind), dtype_(dtype), in_(in), out_(out) {
+  /// The input elements one slab spans, when the (normalised, sorted)
+  /// reduced axes are neighbours and a slab fits in scratch; else 0.
+  static std::int64_t prologue_slab(const Shape& shape, const Ints& axes) {
+    if (axes.empty() || axes.back() - axes.front() + 1 != std::int64_t(axes.size())) return 0;
+    const std::int64_t slab = element_count(Shape(shape.begin() + axes.front(), shape.end()));
+    return slab > 0 && slab <= kMaxSlab ? slab : 0;
+  }
+  static constexpr std::int64_t kMaxSlab = 16384;  // floats: 64 KiB of scratch per thread
+
+  ReduceKernel(ReduceKind kind, DType dtype, ValueId in, ValueId out, const Shape& shape, const Ints& reduced_axes,
+               std::optional<ElementwiseGroup> prologue = std::nullopt)
+      : kind_(kind), dtype_(dtype), in_(in), out_(out), prologue_(std::move(prologue)) {
     const Shape strides = contiguous_strides(shape);
     for (std::size_t d = 0; d < shape.size(); ++d) {
       const bool r = std::find(reduced_axes.begin(), reduced_axes.end(), std::int64_t(d)) != reduced_axes.end();
@@ -34,9 +51,16 @@ class ReduceKernel final : public Kernel {
     for (auto d : outer_dims_) outputs_ *= d;
     side_by_side_ = dtype == DType::f32 && (kind == ReduceKind::sum || kind == ReduceKind::mean) &&
                     inner_dims_.size() == 1 && !outer_strides_.empty() && outer_strides_.back() == 1;
+    if (prologue_) {
+      slab_ = prologue_slab(shape, reduced_axes);
+      if (dtype != DType::f32 || slab_ == 0 || prologue_->output() != in)
+        fail(ErrorCode::internal, "a reduction's prologue must compute its f32 input in slabs of neighbouring axes");
+      thread_scratch_bytes = prologue_->scratch_bytes() + static_cast<std::size_t>(slab_) * 4;
+    }
   }
 
   void run(RunContext& ctx) const override {
+    if (prologue_) return run_with_prologue(ctx);
     visit_dtype(dtype_, [&](auto zero) {
       using T = decltype(zero);
       const T* x = ctx.value<const T>(in_);
@@ -44,17 +68,38 @@ class ReduceKernel final : public Kernel {
       ctx.pool->parallel_for(outputs_, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(count_, 1)),
                              [&](std::int64_t b, std::int64_t e, int) {
         if constexpr (std::is_same_v<T, float>)
-          if (side_by_side_) return sum_side_by_side(x, y, b, e);
+          if (side_by_side_) return sum_side_by_side(x, 0, y, b, e);
         for (std::int64_t o = b; o < e; ++o) y[o] = reduce_one<T>(x + base(o));
       });
     });
   }
   std::string describe() const override {
     static constexpr const char* names[] = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min"};
-    return detail::concat(names[int(kind_)], " over ", count_, " elements per output");
+    std::string text = detail::concat(names[int(kind_)], " over ", count_, " elements per output");
+    if (prologue_) text += detail::concat(", of ", prologue_->describe(), " computed ", slab_, " at a time");
+    return text;
   }
 
  private:
+  void run_with_prologue(RunContext& ctx) const {
+    float* y = ctx.value<float>(out_);
+    const std::int64_t slabs = outputs_ == 0 ? 0 : prologue_->elements() / slab_;
+    const std::int64_t per_slab = slabs == 0 ? 0 : outputs_ / slabs;
+    ctx.pool->parallel_for(slabs, std::max<std::int64_t>(1, ElementwiseGroup::kMinTaskWork / slab_),
+                           [&](std::int64_t b, std::int64_t e, int thread) {
+      float* terms = ctx.scratch_of<float>(thread) + prologue_->scratch_bytes() / 4;  // after the group's own
+      for (std::int64_t s = b; s < e; ++s) {
+        prologue_->eval_flat(ctx, s * slab_, (s + 1) * slab_, terms, thread);
+        const std::int64_t o0 = s * per_slab, o1 = o0 + per_slab;
+        if (side_by_side_) {
+          sum_side_by_side(terms, s * slab_, y, o0, o1);
+        } else {
+          for (std::int64_t o = o0; o < o1; ++o) y[o] = reduce_one<float>(terms + (base(o) - s * slab_));
+        }
+      }
+    });
+  }
+
   static void merge(Shape& dims, Shape& strides) {
     for (std::size_t d = dims.size(); d-- > 1;)
       if (strides[d - 1] == strides[d] * dims[d]) {
@@ -91,14 +136,15 @@ class ReduceKernel final : public Kernel {
   }
   /// Sums over one strided axis whose outputs sit side by side in the input
   /// (the innermost axis is kept): sixteen at a time, each output's terms
-  /// still one chain in order, as reduce_one adds them.
-  void sum_side_by_side(const float* x, float* y, std::int64_t b, std::int64_t e) const {
+  /// still one chain in order, as reduce_one adds them. `x` holds the input
+  /// from element `x_first` on.
+  void sum_side_by_side(const float* x, std::int64_t x_first, float* y, std::int64_t b, std::int64_t e) const {
     const std::int64_t row = outer_dims_.back();
     const Isa isa = active_isa();
     double sums[16];
     for (std::int64_t o = b; o < e;) {
       const std::int64_t lanes = std::min({e - o, row - o % row, std::int64_t{16}});
-      simd::sum_columns(isa, x + base(o), inner_strides_[0], count_, lanes, sums);
+      simd::sum_columns(isa, x + (base(o) - x_first), inner_strides_[0], count_, lanes, sums);
       for (std::int64_t l = 0; l < lanes; ++l) y[o + l] = finish(sums[l]);
       o += lanes;
     }
@@ -137,6 +183,8 @@ class ReduceKernel final : public Kernel {
   Shape outer_dims_, outer_strides_, inner_dims_, inner_strides_;
   std::int64_t count_ = 1, outputs_ = 1;
   bool side_by_side_ = false;  // sum_side_by_side applies
+  std::optional<ElementwiseGroup> prologue_;  // computes the input, slab_ elements at a time
+  std::int64_t slab_ = 0;
 };
 
 /// The kernel's name for each reduction kind of ops/reduce.hpp.
@@ -149,10 +197,11 @@ template <> struct ReduceKindOf<MinKind> { static constexpr ReduceKind value = R
 
 template <class Kind>
 struct KernelFor<Reduce<Kind>> {
-  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Reduce<Kind>& op) {
+  static std::unique_ptr<Kernel> make(const PlanContext& ctx, const Node& node, const Reduce<Kind>& op,
+                                      std::optional<ElementwiseGroup> prologue = std::nullopt) {
     const TensorType& x = ctx.type(node.inputs[0]);
     return std::make_unique<ReduceKernel>(ReduceKindOf<Kind>::value, x.dtype, node.inputs[0], node.outputs[0], x.shape,
-                                          normalize_axes(op.axes, x.shape.size(), "reduce"));
+                                          normalize_axes(op.axes, x.shape.size(), "reduce"), std::move(prologue));
   }
 };
 
