@@ -5512,8 +5512,8 @@ struct KernelFor;
 }  // namespace rml::exec
 // ---- end rml/exec/kernel.hpp ----
 // ---- begin rml/exec/simd_math.hpp ----
-// Vectorised f32 maths for the executor: erf, exp, tanh, sigmoid and both
-// GELUs. First erf: erf(x) is taken
+// Vectorised f32 maths for the executor: erf, exp, tanh, sigmoid, log and
+// both GELUs. First erf: erf(x) is taken
 // as x * P(x^2) / Q(x^2) on x clamped to [-4, 4] (a rational minimax
 // approximation of the kind XLA and Eigen use; its error is a few ulp).
 // The vector forms (exec/simd_lanes.inl: 16 lanes with AVX-512, 8 with AVX2,
@@ -5637,6 +5637,57 @@ inline float sigmoid(float x) { return std::isnan(x) ? x : 1.0f / (1.0f + simd::
 inline float gelu_tanh(float x) {
   const float inner = 0.79788456080286536f * std::fma(0.044715f * x, x * x, x);
   return x / (1.0f + simd::exp(-2.0f * inner));
+}
+
+// ---- log ----
+//
+// x = m * 2^k with m in [sqrt(1/2), sqrt(2)) (taken from x's bits; a
+// subnormal x is first scaled by 2^23), so f = m - 1 is in [-0.293, 0.415]
+// and log x = k ln 2 + log(1 + f), where log(1 + f) = f - f^2/2 + f^3 P(f)
+// with P of degree 7 (fitted by weighted least squares on that interval:
+// truncation 7.4e-9 relative). The small terms are added first and k ln 2
+// last, ln 2 split in two so that k * kLn2Hi is exact. x < 0 gives NaN, +-0
+// gives -inf, +inf gives +inf. tests/test_simd_math.cpp states the bound.
+
+namespace log_detail {
+inline constexpr std::uint32_t kSqrtHalfBits = 0x3f3504f3;  // sqrt(1/2) as f32: where m starts
+inline constexpr float kMinNormal = std::numeric_limits<float>::min();
+inline constexpr float kTwo23 = 8388608.0f;  // subnormals times this are normal
+// P's coefficients, highest power first.
+inline constexpr float kP[] = {-0.07362867891788483f, 0.1262032687664032f, -0.13202103972434998f,
+                               0.14227114617824554f,  -0.16621370613574982f, 0.19999825954437256f,
+                               -0.2500085234642029f,  0.3333335518836975f};
+}  // namespace log_detail
+
+/// k and m with x = m * 2^k, m in [sqrt(1/2), sqrt(2)), for a positive normal
+/// x (other x give some k and m, which log does not use): one lane of
+/// V::split_exponent.
+inline void split_exponent(float x, float& k, float& m) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
+  const std::int32_t e = std::bit_cast<std::int32_t>(bits - log_detail::kSqrtHalfBits) >> 23;  // arithmetic shift
+  m = std::bit_cast<float>(bits - (static_cast<std::uint32_t>(e) << 23));
+  k = static_cast<float>(e);
+}
+
+/// One lane of the vector log.
+inline float log(float x) {
+  using namespace log_detail;
+  if (std::isnan(x)) return x;
+  const bool subnormal = x < kMinNormal;
+  float k, m;
+  split_exponent(subnormal ? x * kTwo23 : x, k, m);
+  if (subnormal) k = k - 23.0f;
+  const float f = m - 1.0f;
+  const float z = f * f;
+  float p = kP[0];
+  for (int i = 1; i < 8; ++i) p = std::fma(p, f, kP[i]);
+  float y = (f * z) * p;
+  y = std::fma(-0.5f, z, y);
+  y = std::fma(k, exp_detail::kLn2Lo, y);
+  const float r = std::fma(k, exp_detail::kLn2Hi, f + y);
+  if (x < 0.0f) return std::numeric_limits<float>::quiet_NaN();
+  if (x == 0.0f) return -INFINITY;
+  return x == INFINITY ? x : r;
 }
 
 // ---- sums and row statistics in double ----
@@ -5766,7 +5817,7 @@ inline std::vector<float> pack_conv_taps(const float* weights, std::int64_t outp
 
 // ---- blocks: y[0:n] = f(x[0:n]) on the process's instruction set ----
 
-enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh, relu };
+enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh, relu, log };
 
 // ---- blocks of two operands: y[0:n] = f(a[0:n], b[0:n]) ----
 //
@@ -5799,6 +5850,7 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::sigmoid: return map_block<simd::sigmoid>(x, y, n);
     case Function::gelu_tanh: return map_block<simd::gelu_tanh>(x, y, n);
     case Function::relu: return map_block<simd::relu>(x, y, n);
+    case Function::log: return map_block<simd::log>(x, y, n);
   }
 }
 template <float (*Lane)(float, float)>
@@ -5935,6 +5987,7 @@ struct V {
   static T abs(T a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static T copysign(T magnitude, T sign) { return _mm256_or_ps(magnitude, _mm256_and_ps(_mm256_set1_ps(-0.0f), sign)); }
   static M less(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+  static M equal(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
   static M is_nan(T a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
   /// Lanes where a > b or either is NaN (not a <= b): one compare.
   static M greater_or_nan(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
@@ -5950,6 +6003,13 @@ struct V {
   static void deinterleave(T a, T b, T& even, T& odd) {
     even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
     odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+  }
+  /// simd::split_exponent, lane-wise.
+  static void split_exponent(T x, T& k, T& m) {
+    const __m256i bits = _mm256_castps_si256(x);
+    const __m256i e = _mm256_srai_epi32(_mm256_sub_epi32(bits, _mm256_set1_epi32(int(log_detail::kSqrtHalfBits))), 23);
+    m = _mm256_castsi256_ps(_mm256_sub_epi32(bits, _mm256_slli_epi32(e, 23)));
+    k = _mm256_cvtepi32_ps(e);
   }
   /// (p * 2^h) * 2^(n-h), h = n >> 1 (pow2_factors, lane-wise).
   static T scale_by_pow2(T p, T n) {
@@ -6056,6 +6116,26 @@ RML_ALWAYS_INLINE V::T gelu_tanh_v(V::T x) {
   return V::div(x, V::add(V::set1(1.0f), exp_v(V::mul(V::set1(-2.0f), inner))));
 }
 
+RML_ALWAYS_INLINE V::T log_v(V::T x) {
+  using namespace log_detail;
+  const V::M subnormal = V::less(x, V::set1(kMinNormal));
+  V::T k, m;
+  V::split_exponent(V::select(subnormal, V::mul(x, V::set1(kTwo23)), x), k, m);
+  k = V::select(subnormal, V::sub(k, V::set1(23.0f)), k);
+  const V::T f = V::sub(m, V::set1(1.0f));
+  const V::T z = V::mul(f, f);
+  V::T p = V::set1(kP[0]);
+  for (int i = 1; i < 8; ++i) p = V::fma(p, f, V::set1(kP[i]));
+  V::T y = V::mul(V::mul(f, z), p);
+  y = V::fma(V::set1(-0.5f), z, y);
+  y = V::fma(k, V::set1(exp_detail::kLn2Lo), y);
+  V::T r = V::fma(k, V::set1(exp_detail::kLn2Hi), V::add(f, y));
+  r = V::select(V::less(x, V::set1(0.0f)), V::set1(std::numeric_limits<float>::quiet_NaN()), r);
+  r = V::select(V::equal(x, V::set1(0.0f)), V::set1(-INFINITY), r);
+  r = V::select(V::equal(x, V::set1(INFINITY)), x, r);
+  return V::select(V::is_nan(x), x, r);
+}
+
 RML_ALWAYS_INLINE V::T relu_v(V::T x) {
   const V::T zero = V::set1(0.0f);
   return V::select(V::greater_or_nan(x, zero), x, zero);  // -0 gives +0
@@ -6088,6 +6168,7 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::sigmoid: return map_block<sigmoid_v>(x, y, n);
     case Function::gelu_tanh: return map_block<gelu_tanh_v>(x, y, n);
     case Function::relu: return map_block<relu_v>(x, y, n);
+    case Function::log: return map_block<log_v>(x, y, n);
   }
 }
 
@@ -6503,6 +6584,7 @@ struct V {
   static T abs(T a) { return _mm512_andnot_ps(_mm512_set1_ps(-0.0f), a); }
   static T copysign(T magnitude, T sign) { return _mm512_or_ps(magnitude, _mm512_and_ps(_mm512_set1_ps(-0.0f), sign)); }
   static M less(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  static M equal(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
   static M is_nan(T a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
   /// Lanes where a > b or either is NaN (not a <= b): one compare.
   static M greater_or_nan(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
@@ -6524,6 +6606,14 @@ struct V {
   /// p * 2^n in one rounding: the bits of (p * 2^h) * 2^(n-h) (pow2_factors),
   /// whose first product is exact for the p and n exp_v gives it.
   static T scale_by_pow2(T p, T n) { return _mm512_maskz_scalef_ps(kAll, p, n); }
+  /// simd::split_exponent, lane-wise.
+  static void split_exponent(T x, T& k, T& m) {
+    const __m512i bits = _mm512_castps_si512(x);
+    const __m512i offset = _mm512_set1_epi32(int(log_detail::kSqrtHalfBits));
+    const __m512i e = _mm512_maskz_srai_epi32(kAll, _mm512_maskz_sub_epi32(kAll, bits, offset), 23);
+    m = _mm512_castsi512_ps(_mm512_maskz_sub_epi32(kAll, bits, _mm512_maskz_slli_epi32(kAll, e, 23)));
+    k = _mm512_maskz_cvtepi32_ps(kAll, e);
+  }
   // Doubles, for the sums: sixteen floats widen into two registers (zero-masked
   // conversions with every lane on, for GCC 12's warning as above).
   using D = __m512d;
@@ -6622,6 +6712,26 @@ RML_ALWAYS_INLINE V::T gelu_tanh_v(V::T x) {
   return V::div(x, V::add(V::set1(1.0f), exp_v(V::mul(V::set1(-2.0f), inner))));
 }
 
+RML_ALWAYS_INLINE V::T log_v(V::T x) {
+  using namespace log_detail;
+  const V::M subnormal = V::less(x, V::set1(kMinNormal));
+  V::T k, m;
+  V::split_exponent(V::select(subnormal, V::mul(x, V::set1(kTwo23)), x), k, m);
+  k = V::select(subnormal, V::sub(k, V::set1(23.0f)), k);
+  const V::T f = V::sub(m, V::set1(1.0f));
+  const V::T z = V::mul(f, f);
+  V::T p = V::set1(kP[0]);
+  for (int i = 1; i < 8; ++i) p = V::fma(p, f, V::set1(kP[i]));
+  V::T y = V::mul(V::mul(f, z), p);
+  y = V::fma(V::set1(-0.5f), z, y);
+  y = V::fma(k, V::set1(exp_detail::kLn2Lo), y);
+  V::T r = V::fma(k, V::set1(exp_detail::kLn2Hi), V::add(f, y));
+  r = V::select(V::less(x, V::set1(0.0f)), V::set1(std::numeric_limits<float>::quiet_NaN()), r);
+  r = V::select(V::equal(x, V::set1(0.0f)), V::set1(-INFINITY), r);
+  r = V::select(V::equal(x, V::set1(INFINITY)), x, r);
+  return V::select(V::is_nan(x), x, r);
+}
+
 RML_ALWAYS_INLINE V::T relu_v(V::T x) {
   const V::T zero = V::set1(0.0f);
   return V::select(V::greater_or_nan(x, zero), x, zero);  // -0 gives +0
@@ -6654,6 +6764,7 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::sigmoid: return map_block<sigmoid_v>(x, y, n);
     case Function::gelu_tanh: return map_block<gelu_tanh_v>(x, y, n);
     case Function::relu: return map_block<relu_v>(x, y, n);
+    case Function::log: return map_block<log_v>(x, y, n);
   }
 }
 
@@ -7289,6 +7400,7 @@ inline void tanh_block(const float* x, float* y, std::int64_t n) { block<Functio
 inline void sigmoid_block(const float* x, float* y, std::int64_t n) { block<Function::sigmoid>(x, y, n); }
 inline void gelu_tanh_block(const float* x, float* y, std::int64_t n) { block<Function::gelu_tanh>(x, y, n); }
 inline void relu_block(const float* x, float* y, std::int64_t n) { block<Function::relu>(x, y, n); }
+inline void log_block(const float* x, float* y, std::int64_t n) { block<Function::log>(x, y, n); }
 template <Arithmetic F>
 inline void block(const float* a, const float* b, float* y, std::int64_t n) {
   apply(F, active_isa(), a, b, y, n);
@@ -7302,13 +7414,12 @@ namespace rml::exec {
 /// f32 maths for the executor's scalar block loops. Ops whose reference computes
 /// in double get an f32 formulation here (within 1e-5 of the reference); the
 /// rest reuse the op's own `apply`, so integer wrap-around and NaN rules are
-/// shared. (exp, tanh, sigmoid and erf have vectorised blocks instead, below.)
+/// shared. (exp, tanh, sigmoid, erf and log have vectorised blocks instead, below.)
 template <class Op>
 struct FastMath {
   template <class... T>
   static auto apply(T... x) { return Op::apply(x...); }
 };
-template <> struct FastMath<Log> { static float apply(float x) { return std::log(x); } };
 template <> struct FastMath<Sqrt> { static float apply(float x) { return std::sqrt(x); } };
 template <> struct FastMath<Rsqrt> { static float apply(float x) { return 1.0f / std::sqrt(x); } };
 template <> struct FastMath<Sin> { static float apply(float x) { return std::sin(x); } };
@@ -7416,6 +7527,7 @@ template <> struct BlockFor<Exp> : VectorisedBlock<simd::exp_block> {};
 template <> struct BlockFor<Tanh> : VectorisedBlock<simd::tanh_block> {};
 template <> struct BlockFor<Sigmoid> : VectorisedBlock<simd::sigmoid_block> {};
 template <> struct BlockFor<Erf> : VectorisedBlock<simd::erf_block> {};
+template <> struct BlockFor<Log> : VectorisedBlock<simd::log_block> {};
 /// So are relu and the commonest arithmetic on f32 (the same bits as the scalar
 /// loops: exactly rounded, or an operand chosen); i32 keeps the op's own loop.
 template <class Op, void (*Vectorised)(const float*, float*, std::int64_t)>

@@ -59,6 +59,26 @@ RML_ALWAYS_INLINE V::T gelu_tanh_v(V::T x) {
   return V::div(x, V::add(V::set1(1.0f), exp_v(V::mul(V::set1(-2.0f), inner))));
 }
 
+RML_ALWAYS_INLINE V::T log_v(V::T x) {
+  using namespace log_detail;
+  const V::M subnormal = V::less(x, V::set1(kMinNormal));
+  V::T k, m;
+  V::split_exponent(V::select(subnormal, V::mul(x, V::set1(kTwo23)), x), k, m);
+  k = V::select(subnormal, V::sub(k, V::set1(23.0f)), k);
+  const V::T f = V::sub(m, V::set1(1.0f));
+  const V::T z = V::mul(f, f);
+  V::T p = V::set1(kP[0]);
+  for (int i = 1; i < 8; ++i) p = V::fma(p, f, V::set1(kP[i]));
+  V::T y = V::mul(V::mul(f, z), p);
+  y = V::fma(V::set1(-0.5f), z, y);
+  y = V::fma(k, V::set1(exp_detail::kLn2Lo), y);
+  V::T r = V::fma(k, V::set1(exp_detail::kLn2Hi), V::add(f, y));
+  r = V::select(V::less(x, V::set1(0.0f)), V::set1(std::numeric_limits<float>::quiet_NaN()), r);
+  r = V::select(V::equal(x, V::set1(0.0f)), V::set1(-INFINITY), r);
+  r = V::select(V::equal(x, V::set1(INFINITY)), x, r);
+  return V::select(V::is_nan(x), x, r);
+}
+
 RML_ALWAYS_INLINE V::T relu_v(V::T x) {
   const V::T zero = V::set1(0.0f);
   return V::select(V::greater_or_nan(x, zero), x, zero);  // -0 gives +0
@@ -91,6 +111,7 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::sigmoid: return map_block<sigmoid_v>(x, y, n);
     case Function::gelu_tanh: return map_block<gelu_tanh_v>(x, y, n);
     case Function::relu: return map_block<relu_v>(x, y, n);
+    case Function::log: return map_block<log_v>(x, y, n);
   }
 }
 

@@ -1,5 +1,5 @@
-// Vectorised f32 maths for the executor: erf, exp, tanh, sigmoid and both
-// GELUs. First erf: erf(x) is taken
+// Vectorised f32 maths for the executor: erf, exp, tanh, sigmoid, log and
+// both GELUs. First erf: erf(x) is taken
 // as x * P(x^2) / Q(x^2) on x clamped to [-4, 4] (a rational minimax
 // approximation of the kind XLA and Eigen use; its error is a few ulp).
 // The vector forms (exec/simd_lanes.inl: 16 lanes with AVX-512, 8 with AVX2,
@@ -125,6 +125,57 @@ inline float sigmoid(float x) { return std::isnan(x) ? x : 1.0f / (1.0f + simd::
 inline float gelu_tanh(float x) {
   const float inner = 0.79788456080286536f * std::fma(0.044715f * x, x * x, x);
   return x / (1.0f + simd::exp(-2.0f * inner));
+}
+
+// ---- log ----
+//
+// x = m * 2^k with m in [sqrt(1/2), sqrt(2)) (taken from x's bits; a
+// subnormal x is first scaled by 2^23), so f = m - 1 is in [-0.293, 0.415]
+// and log x = k ln 2 + log(1 + f), where log(1 + f) = f - f^2/2 + f^3 P(f)
+// with P of degree 7 (fitted by weighted least squares on that interval:
+// truncation 7.4e-9 relative). The small terms are added first and k ln 2
+// last, ln 2 split in two so that k * kLn2Hi is exact. x < 0 gives NaN, +-0
+// gives -inf, +inf gives +inf. tests/test_simd_math.cpp states the bound.
+
+namespace log_detail {
+inline constexpr std::uint32_t kSqrtHalfBits = 0x3f3504f3;  // sqrt(1/2) as f32: where m starts
+inline constexpr float kMinNormal = std::numeric_limits<float>::min();
+inline constexpr float kTwo23 = 8388608.0f;  // subnormals times this are normal
+// P's coefficients, highest power first.
+inline constexpr float kP[] = {-0.07362867891788483f, 0.1262032687664032f, -0.13202103972434998f,
+                               0.14227114617824554f,  -0.16621370613574982f, 0.19999825954437256f,
+                               -0.2500085234642029f,  0.3333335518836975f};
+}  // namespace log_detail
+
+/// k and m with x = m * 2^k, m in [sqrt(1/2), sqrt(2)), for a positive normal
+/// x (other x give some k and m, which log does not use): one lane of
+/// V::split_exponent.
+inline void split_exponent(float x, float& k, float& m) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
+  const std::int32_t e = std::bit_cast<std::int32_t>(bits - log_detail::kSqrtHalfBits) >> 23;  // arithmetic shift
+  m = std::bit_cast<float>(bits - (static_cast<std::uint32_t>(e) << 23));
+  k = static_cast<float>(e);
+}
+
+/// One lane of the vector log.
+inline float log(float x) {
+  using namespace log_detail;
+  if (std::isnan(x)) return x;
+  const bool subnormal = x < kMinNormal;
+  float k, m;
+  split_exponent(subnormal ? x * kTwo23 : x, k, m);
+  if (subnormal) k = k - 23.0f;
+  const float f = m - 1.0f;
+  const float z = f * f;
+  float p = kP[0];
+  for (int i = 1; i < 8; ++i) p = std::fma(p, f, kP[i]);
+  float y = (f * z) * p;
+  y = std::fma(-0.5f, z, y);
+  y = std::fma(k, exp_detail::kLn2Lo, y);
+  const float r = std::fma(k, exp_detail::kLn2Hi, f + y);
+  if (x < 0.0f) return std::numeric_limits<float>::quiet_NaN();
+  if (x == 0.0f) return -INFINITY;
+  return x == INFINITY ? x : r;
 }
 
 // ---- sums and row statistics in double ----
@@ -254,7 +305,7 @@ inline std::vector<float> pack_conv_taps(const float* weights, std::int64_t outp
 
 // ---- blocks: y[0:n] = f(x[0:n]) on the process's instruction set ----
 
-enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh, relu };
+enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh, relu, log };
 
 // ---- blocks of two operands: y[0:n] = f(a[0:n], b[0:n]) ----
 //
@@ -287,6 +338,7 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::sigmoid: return map_block<simd::sigmoid>(x, y, n);
     case Function::gelu_tanh: return map_block<simd::gelu_tanh>(x, y, n);
     case Function::relu: return map_block<simd::relu>(x, y, n);
+    case Function::log: return map_block<simd::log>(x, y, n);
   }
 }
 template <float (*Lane)(float, float)>
@@ -423,6 +475,7 @@ struct V {
   static T abs(T a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static T copysign(T magnitude, T sign) { return _mm256_or_ps(magnitude, _mm256_and_ps(_mm256_set1_ps(-0.0f), sign)); }
   static M less(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+  static M equal(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
   static M is_nan(T a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
   /// Lanes where a > b or either is NaN (not a <= b): one compare.
   static M greater_or_nan(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
@@ -438,6 +491,13 @@ struct V {
   static void deinterleave(T a, T b, T& even, T& odd) {
     even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
     odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+  }
+  /// simd::split_exponent, lane-wise.
+  static void split_exponent(T x, T& k, T& m) {
+    const __m256i bits = _mm256_castps_si256(x);
+    const __m256i e = _mm256_srai_epi32(_mm256_sub_epi32(bits, _mm256_set1_epi32(int(log_detail::kSqrtHalfBits))), 23);
+    m = _mm256_castsi256_ps(_mm256_sub_epi32(bits, _mm256_slli_epi32(e, 23)));
+    k = _mm256_cvtepi32_ps(e);
   }
   /// (p * 2^h) * 2^(n-h), h = n >> 1 (pow2_factors, lane-wise).
   static T scale_by_pow2(T p, T n) {
@@ -529,6 +589,7 @@ struct V {
   static T abs(T a) { return _mm512_andnot_ps(_mm512_set1_ps(-0.0f), a); }
   static T copysign(T magnitude, T sign) { return _mm512_or_ps(magnitude, _mm512_and_ps(_mm512_set1_ps(-0.0f), sign)); }
   static M less(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  static M equal(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
   static M is_nan(T a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
   /// Lanes where a > b or either is NaN (not a <= b): one compare.
   static M greater_or_nan(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
@@ -550,6 +611,14 @@ struct V {
   /// p * 2^n in one rounding: the bits of (p * 2^h) * 2^(n-h) (pow2_factors),
   /// whose first product is exact for the p and n exp_v gives it.
   static T scale_by_pow2(T p, T n) { return _mm512_maskz_scalef_ps(kAll, p, n); }
+  /// simd::split_exponent, lane-wise.
+  static void split_exponent(T x, T& k, T& m) {
+    const __m512i bits = _mm512_castps_si512(x);
+    const __m512i offset = _mm512_set1_epi32(int(log_detail::kSqrtHalfBits));
+    const __m512i e = _mm512_maskz_srai_epi32(kAll, _mm512_maskz_sub_epi32(kAll, bits, offset), 23);
+    m = _mm512_castsi512_ps(_mm512_maskz_sub_epi32(kAll, bits, _mm512_maskz_slli_epi32(kAll, e, 23)));
+    k = _mm512_maskz_cvtepi32_ps(kAll, e);
+  }
   // Doubles, for the sums: sixteen floats widen into two registers (zero-masked
   // conversions with every lane on, for GCC 12's warning as above).
   using D = __m512d;
@@ -853,6 +922,7 @@ inline void tanh_block(const float* x, float* y, std::int64_t n) { block<Functio
 inline void sigmoid_block(const float* x, float* y, std::int64_t n) { block<Function::sigmoid>(x, y, n); }
 inline void gelu_tanh_block(const float* x, float* y, std::int64_t n) { block<Function::gelu_tanh>(x, y, n); }
 inline void relu_block(const float* x, float* y, std::int64_t n) { block<Function::relu>(x, y, n); }
+inline void log_block(const float* x, float* y, std::int64_t n) { block<Function::log>(x, y, n); }
 template <Arithmetic F>
 inline void block(const float* a, const float* b, float* y, std::int64_t n) {
   apply(F, active_isa(), a, b, y, n);
