@@ -16990,8 +16990,8 @@ struct KernelFor;
 }  // namespace rml::exec
 // ---- end rml/exec/kernel.hpp ----
 // ---- begin rml/exec/simd_math.hpp ----
-// Vectorised f32 maths for the executor: erf, exp, tanh, sigmoid, log and
-// both GELUs. First erf: erf(x) is taken
+// Vectorised f32 maths for the executor: erf, exp, tanh, sigmoid, log, sin,
+// cos and both GELUs. First erf: erf(x) is taken
 // as x * P(x^2) / Q(x^2) on x clamped to [-4, 4] (a rational minimax
 // approximation of the kind XLA and Eigen use; its error is a few ulp).
 // The vector forms (exec/simd_lanes.inl: 16 lanes with AVX-512, 8 with AVX2,
@@ -17168,6 +17168,56 @@ inline float log(float x) {
   return x == INFINITY ? x : r;
 }
 
+// ---- sin and cos ----
+//
+// q = round(x * 2/pi), r = x - q pi/2 (pi/2 in three parts, each product
+// taken off by an fma; the first part has 9 bits, so q * kPio2Hi is exact
+// while |q| < 2^15), r in [-pi/4, pi/4]; then sin r = r + r^3 S(r^2) and
+// cos r = 1 - r^2/2 + r^4 C(r^2), S and C of degree 3 (fitted like log's P:
+// truncation 3.6e-9 and 7e-10 relative), chosen and signed by q mod 4
+// (cos x is sin x a quadrant on). Beyond kMaxReduced (and for inf and NaN)
+// std::sin / std::cos of the float, in the vector form lane by lane: the same
+// bits either way.
+
+namespace sincos_detail {
+inline constexpr float k2OverPi = 0.636619772367581343f;
+inline constexpr float kPio2Hi = 1.5703125f;
+inline constexpr float kPio2Mid = 4.83826792e-4f;
+inline constexpr float kPio2Lo = 2.56334407e-12f;
+inline constexpr float kMaxReduced = 32768.0f;  // |q| < 2^15
+// S and C, highest power first.
+inline constexpr float kS[] = {2.7180080905964132e-06f, -0.0001983929832931608f, 0.008333329111337662f,
+                               -0.1666666716337204f};
+inline constexpr float kC[] = {-2.720371981013159e-07f, 2.4799432139843702e-05f, -0.0013888883404433727f,
+                               0.0416666679084301f};
+}  // namespace sincos_detail
+
+/// sin(x) (cos_shift 0) or cos(x) (cos_shift 1) for |x| <= kMaxReduced: one
+/// lane of the vector form.
+inline float sin_quadrant(float x, std::int32_t cos_shift) {
+  using namespace sincos_detail;
+  const float q = std::nearbyint(x * k2OverPi);
+  float r = std::fma(q, -kPio2Hi, x);
+  r = std::fma(q, -kPio2Mid, r);
+  r = std::fma(q, -kPio2Lo, r);
+  const float u = r * r;
+  float s = kS[0], c = kC[0];
+  for (int i = 1; i < 4; ++i) s = std::fma(s, u, kS[i]);
+  for (int i = 1; i < 4; ++i) c = std::fma(c, u, kC[i]);
+  const float sin_r = std::fma(r * u, s, r);
+  const float cos_r = std::fma(u * u, c, std::fma(-0.5f, u, 1.0f));
+  const std::int32_t n = static_cast<std::int32_t>(q) + cos_shift;
+  const float v = (n & 1) ? cos_r : sin_r;
+  if (cos_shift == 0 && x == 0.0f) return x;  // sin(-0) = -0 (r lost the sign)
+  return (n & 2) ? -v : v;
+}
+inline float sin(float x) {
+  return std::fabs(x) <= sincos_detail::kMaxReduced ? sin_quadrant(x, 0) : std::sin(x);
+}
+inline float cos(float x) {
+  return std::fabs(x) <= sincos_detail::kMaxReduced ? sin_quadrant(x, 1) : std::cos(x);
+}
+
 // ---- sums and row statistics in double ----
 //
 // A sum of n floats runs in sixteen chains of double adds, element i into
@@ -17295,7 +17345,7 @@ inline std::vector<float> pack_conv_taps(const float* weights, std::int64_t outp
 
 // ---- blocks: y[0:n] = f(x[0:n]) on the process's instruction set ----
 
-enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh, relu, log };
+enum class Function { erf, gelu_erf, exp, tanh, sigmoid, gelu_tanh, relu, log, sin, cos };
 
 // ---- blocks of two operands: y[0:n] = f(a[0:n], b[0:n]) ----
 //
@@ -17329,6 +17379,8 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::gelu_tanh: return map_block<simd::gelu_tanh>(x, y, n);
     case Function::relu: return map_block<simd::relu>(x, y, n);
     case Function::log: return map_block<simd::log>(x, y, n);
+    case Function::sin: return map_block<simd::sin>(x, y, n);
+    case Function::cos: return map_block<simd::cos>(x, y, n);
   }
 }
 template <float (*Lane)(float, float)>
@@ -17482,6 +17534,14 @@ struct V {
     even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
     odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
   }
+  /// Lanes where the integral q (|q| < 2^31) has bit 0 set, and bit 1.
+  static void low_bits(T q, M& bit0, M& bit1) {
+    const __m256i n = _mm256_cvtps_epi32(q);
+    const __m256i one = _mm256_set1_epi32(1), two = _mm256_set1_epi32(2);
+    bit0 = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(n, one), one));
+    bit1 = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(n, two), two));
+  }
+  static bool any(M m) { return _mm256_movemask_ps(m) != 0; }
   /// simd::split_exponent, lane-wise.
   static void split_exponent(T x, T& k, T& m) {
     const __m256i bits = _mm256_castps_si256(x);
@@ -17614,6 +17674,40 @@ RML_ALWAYS_INLINE V::T log_v(V::T x) {
   return V::select(V::is_nan(x), x, r);
 }
 
+/// sin (CosShift 0) or cos (CosShift 1): simd::sin_quadrant per lane, and
+/// the scalar function itself for lanes beyond its range.
+template <int CosShift>
+RML_ALWAYS_INLINE V::T sin_quadrant_v(V::T x) {
+  using namespace sincos_detail;
+  const V::T q = V::round(V::mul(x, V::set1(k2OverPi)));
+  V::T r = V::fma(q, V::set1(-kPio2Hi), x);
+  r = V::fma(q, V::set1(-kPio2Mid), r);
+  r = V::fma(q, V::set1(-kPio2Lo), r);
+  const V::T u = V::mul(r, r);
+  V::T s = V::set1(kS[0]), c = V::set1(kC[0]);
+  for (int i = 1; i < 4; ++i) s = V::fma(s, u, V::set1(kS[i]));
+  for (int i = 1; i < 4; ++i) c = V::fma(c, u, V::set1(kC[i]));
+  const V::T sin_r = V::fma(V::mul(r, u), s, r);
+  const V::T cos_r = V::fma(V::mul(u, u), c, V::fma(V::set1(-0.5f), u, V::set1(1.0f)));
+  V::M odd, negative;
+  V::low_bits(CosShift ? V::add(q, V::set1(1.0f)) : q, odd, negative);
+  const V::T v = V::select(odd, cos_r, sin_r);
+  V::T y = V::select(negative, V::neg(v), v);
+  if constexpr (CosShift == 0) y = V::select(V::equal(x, V::set1(0.0f)), x, y);  // sin(-0) = -0 (r lost the sign)
+  const V::M beyond = V::greater_or_nan(V::abs(x), V::set1(kMaxReduced));  // inf and NaN too
+  if (V::any(beyond)) [[unlikely]] {
+    float lanes[V::kLanes], out[V::kLanes];
+    V::store(lanes, x);
+    V::store(out, y);
+    for (int l = 0; l < V::kLanes; ++l)
+      if (!(std::fabs(lanes[l]) <= kMaxReduced)) out[l] = CosShift ? std::cos(lanes[l]) : std::sin(lanes[l]);
+    y = V::load(out);
+  }
+  return y;
+}
+RML_ALWAYS_INLINE V::T sin_v(V::T x) { return sin_quadrant_v<0>(x); }
+RML_ALWAYS_INLINE V::T cos_v(V::T x) { return sin_quadrant_v<1>(x); }
+
 RML_ALWAYS_INLINE V::T relu_v(V::T x) {
   const V::T zero = V::set1(0.0f);
   return V::select(V::greater_or_nan(x, zero), x, zero);  // -0 gives +0
@@ -17647,6 +17741,8 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::gelu_tanh: return map_block<gelu_tanh_v>(x, y, n);
     case Function::relu: return map_block<relu_v>(x, y, n);
     case Function::log: return map_block<log_v>(x, y, n);
+    case Function::sin: return map_block<sin_v>(x, y, n);
+    case Function::cos: return map_block<cos_v>(x, y, n);
   }
 }
 
@@ -18084,6 +18180,13 @@ struct V {
   /// p * 2^n in one rounding: the bits of (p * 2^h) * 2^(n-h) (pow2_factors),
   /// whose first product is exact for the p and n exp_v gives it.
   static T scale_by_pow2(T p, T n) { return _mm512_maskz_scalef_ps(kAll, p, n); }
+  /// Lanes where the integral q (|q| < 2^31) has bit 0 set, and bit 1.
+  static void low_bits(T q, M& bit0, M& bit1) {
+    const __m512i n = _mm512_maskz_cvtps_epi32(kAll, q);
+    bit0 = _mm512_test_epi32_mask(n, _mm512_set1_epi32(1));
+    bit1 = _mm512_test_epi32_mask(n, _mm512_set1_epi32(2));
+  }
+  static bool any(M m) { return m != 0; }
   /// simd::split_exponent, lane-wise.
   static void split_exponent(T x, T& k, T& m) {
     const __m512i bits = _mm512_castps_si512(x);
@@ -18210,6 +18313,40 @@ RML_ALWAYS_INLINE V::T log_v(V::T x) {
   return V::select(V::is_nan(x), x, r);
 }
 
+/// sin (CosShift 0) or cos (CosShift 1): simd::sin_quadrant per lane, and
+/// the scalar function itself for lanes beyond its range.
+template <int CosShift>
+RML_ALWAYS_INLINE V::T sin_quadrant_v(V::T x) {
+  using namespace sincos_detail;
+  const V::T q = V::round(V::mul(x, V::set1(k2OverPi)));
+  V::T r = V::fma(q, V::set1(-kPio2Hi), x);
+  r = V::fma(q, V::set1(-kPio2Mid), r);
+  r = V::fma(q, V::set1(-kPio2Lo), r);
+  const V::T u = V::mul(r, r);
+  V::T s = V::set1(kS[0]), c = V::set1(kC[0]);
+  for (int i = 1; i < 4; ++i) s = V::fma(s, u, V::set1(kS[i]));
+  for (int i = 1; i < 4; ++i) c = V::fma(c, u, V::set1(kC[i]));
+  const V::T sin_r = V::fma(V::mul(r, u), s, r);
+  const V::T cos_r = V::fma(V::mul(u, u), c, V::fma(V::set1(-0.5f), u, V::set1(1.0f)));
+  V::M odd, negative;
+  V::low_bits(CosShift ? V::add(q, V::set1(1.0f)) : q, odd, negative);
+  const V::T v = V::select(odd, cos_r, sin_r);
+  V::T y = V::select(negative, V::neg(v), v);
+  if constexpr (CosShift == 0) y = V::select(V::equal(x, V::set1(0.0f)), x, y);  // sin(-0) = -0 (r lost the sign)
+  const V::M beyond = V::greater_or_nan(V::abs(x), V::set1(kMaxReduced));  // inf and NaN too
+  if (V::any(beyond)) [[unlikely]] {
+    float lanes[V::kLanes], out[V::kLanes];
+    V::store(lanes, x);
+    V::store(out, y);
+    for (int l = 0; l < V::kLanes; ++l)
+      if (!(std::fabs(lanes[l]) <= kMaxReduced)) out[l] = CosShift ? std::cos(lanes[l]) : std::sin(lanes[l]);
+    y = V::load(out);
+  }
+  return y;
+}
+RML_ALWAYS_INLINE V::T sin_v(V::T x) { return sin_quadrant_v<0>(x); }
+RML_ALWAYS_INLINE V::T cos_v(V::T x) { return sin_quadrant_v<1>(x); }
+
 RML_ALWAYS_INLINE V::T relu_v(V::T x) {
   const V::T zero = V::set1(0.0f);
   return V::select(V::greater_or_nan(x, zero), x, zero);  // -0 gives +0
@@ -18243,6 +18380,8 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::gelu_tanh: return map_block<gelu_tanh_v>(x, y, n);
     case Function::relu: return map_block<relu_v>(x, y, n);
     case Function::log: return map_block<log_v>(x, y, n);
+    case Function::sin: return map_block<sin_v>(x, y, n);
+    case Function::cos: return map_block<cos_v>(x, y, n);
   }
 }
 
@@ -18879,6 +19018,8 @@ inline void sigmoid_block(const float* x, float* y, std::int64_t n) { block<Func
 inline void gelu_tanh_block(const float* x, float* y, std::int64_t n) { block<Function::gelu_tanh>(x, y, n); }
 inline void relu_block(const float* x, float* y, std::int64_t n) { block<Function::relu>(x, y, n); }
 inline void log_block(const float* x, float* y, std::int64_t n) { block<Function::log>(x, y, n); }
+inline void sin_block(const float* x, float* y, std::int64_t n) { block<Function::sin>(x, y, n); }
+inline void cos_block(const float* x, float* y, std::int64_t n) { block<Function::cos>(x, y, n); }
 template <Arithmetic F>
 inline void block(const float* a, const float* b, float* y, std::int64_t n) {
   apply(F, active_isa(), a, b, y, n);
@@ -18892,7 +19033,7 @@ namespace rml::exec {
 /// f32 maths for the executor's scalar block loops. Ops whose reference computes
 /// in double get an f32 formulation here (within 1e-5 of the reference); the
 /// rest reuse the op's own `apply`, so integer wrap-around and NaN rules are
-/// shared. (exp, tanh, sigmoid, erf and log have vectorised blocks instead, below.)
+/// shared. (exp, tanh, sigmoid, erf, log, sin and cos have vectorised blocks instead, below.)
 template <class Op>
 struct FastMath {
   template <class... T>
@@ -18900,8 +19041,6 @@ struct FastMath {
 };
 template <> struct FastMath<Sqrt> { static float apply(float x) { return std::sqrt(x); } };
 template <> struct FastMath<Rsqrt> { static float apply(float x) { return 1.0f / std::sqrt(x); } };
-template <> struct FastMath<Sin> { static float apply(float x) { return std::sin(x); } };
-template <> struct FastMath<Cos> { static float apply(float x) { return std::cos(x); } };
 template <> struct FastMath<Pow> { static float apply(float a, float b) { return std::pow(a, b); } };
 
 /// A block function: out[0:n] = op(args[0][0:n], ...).
@@ -19006,6 +19145,8 @@ template <> struct BlockFor<Tanh> : VectorisedBlock<simd::tanh_block> {};
 template <> struct BlockFor<Sigmoid> : VectorisedBlock<simd::sigmoid_block> {};
 template <> struct BlockFor<Erf> : VectorisedBlock<simd::erf_block> {};
 template <> struct BlockFor<Log> : VectorisedBlock<simd::log_block> {};
+template <> struct BlockFor<Sin> : VectorisedBlock<simd::sin_block> {};
+template <> struct BlockFor<Cos> : VectorisedBlock<simd::cos_block> {};
 /// So are relu and the commonest arithmetic on f32 (the same bits as the scalar
 /// loops: exactly rounded, or an operand chosen); i32 keeps the op's own loop.
 template <class Op, void (*Vectorised)(const float*, float*, std::int64_t)>

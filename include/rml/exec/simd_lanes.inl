@@ -79,6 +79,40 @@ RML_ALWAYS_INLINE V::T log_v(V::T x) {
   return V::select(V::is_nan(x), x, r);
 }
 
+/// sin (CosShift 0) or cos (CosShift 1): simd::sin_quadrant per lane, and
+/// the scalar function itself for lanes beyond its range.
+template <int CosShift>
+RML_ALWAYS_INLINE V::T sin_quadrant_v(V::T x) {
+  using namespace sincos_detail;
+  const V::T q = V::round(V::mul(x, V::set1(k2OverPi)));
+  V::T r = V::fma(q, V::set1(-kPio2Hi), x);
+  r = V::fma(q, V::set1(-kPio2Mid), r);
+  r = V::fma(q, V::set1(-kPio2Lo), r);
+  const V::T u = V::mul(r, r);
+  V::T s = V::set1(kS[0]), c = V::set1(kC[0]);
+  for (int i = 1; i < 4; ++i) s = V::fma(s, u, V::set1(kS[i]));
+  for (int i = 1; i < 4; ++i) c = V::fma(c, u, V::set1(kC[i]));
+  const V::T sin_r = V::fma(V::mul(r, u), s, r);
+  const V::T cos_r = V::fma(V::mul(u, u), c, V::fma(V::set1(-0.5f), u, V::set1(1.0f)));
+  V::M odd, negative;
+  V::low_bits(CosShift ? V::add(q, V::set1(1.0f)) : q, odd, negative);
+  const V::T v = V::select(odd, cos_r, sin_r);
+  V::T y = V::select(negative, V::neg(v), v);
+  if constexpr (CosShift == 0) y = V::select(V::equal(x, V::set1(0.0f)), x, y);  // sin(-0) = -0 (r lost the sign)
+  const V::M beyond = V::greater_or_nan(V::abs(x), V::set1(kMaxReduced));  // inf and NaN too
+  if (V::any(beyond)) [[unlikely]] {
+    float lanes[V::kLanes], out[V::kLanes];
+    V::store(lanes, x);
+    V::store(out, y);
+    for (int l = 0; l < V::kLanes; ++l)
+      if (!(std::fabs(lanes[l]) <= kMaxReduced)) out[l] = CosShift ? std::cos(lanes[l]) : std::sin(lanes[l]);
+    y = V::load(out);
+  }
+  return y;
+}
+RML_ALWAYS_INLINE V::T sin_v(V::T x) { return sin_quadrant_v<0>(x); }
+RML_ALWAYS_INLINE V::T cos_v(V::T x) { return sin_quadrant_v<1>(x); }
+
 RML_ALWAYS_INLINE V::T relu_v(V::T x) {
   const V::T zero = V::set1(0.0f);
   return V::select(V::greater_or_nan(x, zero), x, zero);  // -0 gives +0
@@ -112,6 +146,8 @@ inline void apply(Function f, const float* x, float* y, std::int64_t n) {
     case Function::gelu_tanh: return map_block<gelu_tanh_v>(x, y, n);
     case Function::relu: return map_block<relu_v>(x, y, n);
     case Function::log: return map_block<log_v>(x, y, n);
+    case Function::sin: return map_block<sin_v>(x, y, n);
+    case Function::cos: return map_block<cos_v>(x, y, n);
   }
 }
 

@@ -18,7 +18,7 @@ namespace rml::exec {
 /// f32 maths for the executor's scalar block loops. Ops whose reference computes
 /// in double get an f32 formulation here (within 1e-5 of the reference); the
 /// rest reuse the op's own `apply`, so integer wrap-around and NaN rules are
-/// shared. (exp, tanh, sigmoid, erf and log have vectorised blocks instead, below.)
+/// shared. (exp, tanh, sigmoid, erf, log, sin and cos have vectorised blocks instead, below.)
 template <class Op>
 struct FastMath {
   template <class... T>
@@ -26,8 +26,6 @@ struct FastMath {
 };
 template <> struct FastMath<Sqrt> { static float apply(float x) { return std::sqrt(x); } };
 template <> struct FastMath<Rsqrt> { static float apply(float x) { return 1.0f / std::sqrt(x); } };
-template <> struct FastMath<Sin> { static float apply(float x) { return std::sin(x); } };
-template <> struct FastMath<Cos> { static float apply(float x) { return std::cos(x); } };
 template <> struct FastMath<Pow> { static float apply(float a, float b) { return std::pow(a, b); } };
 
 /// A block function: out[0:n] = op(args[0][0:n], ...).
@@ -132,6 +130,8 @@ template <> struct BlockFor<Tanh> : VectorisedBlock<simd::tanh_block> {};
 template <> struct BlockFor<Sigmoid> : VectorisedBlock<simd::sigmoid_block> {};
 template <> struct BlockFor<Erf> : VectorisedBlock<simd::erf_block> {};
 template <> struct BlockFor<Log> : VectorisedBlock<simd::log_block> {};
+template <> struct BlockFor<Sin> : VectorisedBlock<simd::sin_block> {};
+template <> struct BlockFor<Cos> : VectorisedBlock<simd::cos_block> {};
 /// So are relu and the commonest arithmetic on f32 (the same bits as the scalar
 /// loops: exactly rounded, or an operand chosen); i32 keeps the op's own loop.
 template <class Op, void (*Vectorised)(const float*, float*, std::int64_t)>
