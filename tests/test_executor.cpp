@@ -1859,20 +1859,20 @@ TEST_CASE("products concatenated along their last axis are written into the conc
 TEST_CASE("a reduction computes the group only it reads slab by slab, never writing it out") {
   Rng rng(34);
   const auto plan_of = [](const Builder& b) { return Executor(Model(b.graph()), {1, true}).describe(); };
-  {  // a mixture's weighted sum: experts [6, 5, 8, 24] times weights [6, 5, 8, 1], summed over the experts
+  {  // a mixture's weighted sum: experts [6, 5, 8, 40] times weights [6, 5, 8, 1], summed over the experts
     Builder b;
-    const auto experts = b.op(Tanh{}, {b.input("x", uniform(rng, {6, 5, 8, 24}, -2, 2))});
+    const auto experts = b.op(Tanh{}, {b.input("x", uniform(rng, {6, 5, 8, 40}, -2, 2))});
     const auto weighted = b.op(Mul{}, {experts, b.input("w", uniform(rng, {6, 5, 8, 1}, 0, 1))});
     b.output("y", b.op(ReduceSum{.axes = {2}}, {weighted}));
     check_builder(b, "weighted sum over experts");
-    CHECK(contains(plan_of(b), "reduce_sum over 8 elements per output, of tanh+mul over [240, 24] computed 192 at a time"));
+    CHECK(contains(plan_of(b), "reduce_sum over 8 elements per output, of tanh+mul over [240, 40] computed 320 at a time"));
   }
   {  // sums of squares and means over neighbouring axes, kept or not; max and min of a slice read in place
     Builder b;
-    const auto x = b.op(Exp{}, {b.input("x", uniform(rng, {3, 4, 5, 70}, -1, 1))});  // an arena value
+    const auto x = b.op(Exp{}, {b.input("x", uniform(rng, {3, 4, 5, 300}, -1, 1))});  // an arena value
     b.output("squares", b.op(ReduceSum{.axes = {-1}}, {b.op(Mul{}, {b.op(Sin{}, {x}), b.op(Sin{}, {x})})}));
     b.output("mean", b.op(ReduceMean{.axes = {1, 2}, .keep_dims = true}, {b.op(Sub{}, {b.op(Cos{}, {x}), x})}));
-    const auto part = [&] { return b.op(Slice{.axes = {3}, .starts = {1}, .ends = {70}, .steps = {3}}, {x}); };
+    const auto part = [&] { return b.op(Slice{.axes = {3}, .starts = {1}, .ends = {300}, .steps = {3}}, {x}); };
     b.output("max", b.op(ReduceMax{.axes = {2, 3}}, {b.op(Neg{}, {part()})}));
     b.output("min", b.op(ReduceMin{.axes = {0, 1, 2, 3}}, {b.op(Abs{}, {part()})}));
     check_builder(b, "squares, means, max and min");
@@ -1881,15 +1881,16 @@ TEST_CASE("a reduction computes the group only it reads slab by slab, never writ
     for (std::size_t at = plan.find(" at a time"); at != std::string::npos; at = plan.find(" at a time", at + 1)) ++fused;
     CHECK(fused == 4);
   }
-  {  // not fused: axes apart, a slab over 64 KiB, a group also read elsewhere, a product's epilogue
+  {  // not fused: axes apart, a slab over 64 KiB or under 256 floats, a group also read elsewhere, a product's epilogue
     Builder b;
-    const auto x = b.input("x", uniform(rng, {4, 3, 40}, -1, 1));
+    const auto x = b.input("x", uniform(rng, {4, 3, 300}, -1, 1));
     b.output("apart", b.op(ReduceSum{.axes = {0, 2}}, {b.op(Tanh{}, {x})}));
     b.output("large", b.op(ReduceMean{.axes = {0}}, {b.op(Sigmoid{}, {b.input("big", uniform(rng, {200, 100}, -1, 1))})}));
+    b.output("small", b.op(ReduceSum{.axes = {1}}, {b.op(Abs{}, {b.input("few", uniform(rng, {50, 255}, -1, 1))})}));
     const auto shared = b.op(Exp{}, {x});
     b.output("shared_sum", b.op(ReduceSum{.axes = {2}}, {shared}));
     b.output("shared", shared);
-    const auto product = b.op(MatMul{}, {x, b.constant(uniform(rng, {40, 6}, -1, 1))});
+    const auto product = b.op(MatMul{}, {x, b.constant(uniform(rng, {300, 260}, -0.1f, 0.1f))});
     b.output("epilogue", b.op(ReduceMax{.axes = {2}}, {b.op(Relu{}, {product})}));
     check_builder(b, "reductions left unfused");
     CHECK_FALSE(contains(plan_of(b), " at a time"));
