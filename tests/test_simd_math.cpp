@@ -347,7 +347,7 @@ TEST_CASE("max_2x2_stride2 (max_pool2d's 2x2 window) gives the scalar tap chain'
       }
 }
 
-TEST_CASE("sums in double, squared deviations, layer norm rows and side-by-side sums: the same bits on every instruction set") {
+TEST_CASE("sums in double, squared deviations (one row or two at once), layer norm rows and side-by-side sums: the same bits on every instruction set") {
   // Lengths around the sixteen chains put elements in whole vector blocks and in
   // the lane-by-lane tail; values spread over many binades so a different
   // grouping would show in the last bits.
@@ -370,7 +370,7 @@ TEST_CASE("sums in double, squared deviations, layer norm rows and side-by-side 
   };
   for (const rml::exec::Isa isa : runnable_isas())
     for (std::size_t offset : {0, 3})
-      for (std::int64_t n : {0, 1, 15, 16, 17, 33, 64, 127}) {
+      for (std::int64_t n : {0, 1, 15, 16, 17, 33, 64, 112, 127}) {
         CAPTURE(rml::exec::isa_name(isa));
         CAPTURE(offset);
         CAPTURE(n);
@@ -380,6 +380,14 @@ TEST_CASE("sums in double, squared deviations, layer norm rows and side-by-side 
         const double mean = n ? sum / double(n) : 0.0;
         CHECK(std::bit_cast<std::uint64_t>(simd::squared_deviations_in_double(isa, row, n, mean)) ==
               std::bit_cast<std::uint64_t>(chained(offset, n, true, mean)));
+        // Two rows at once (layer norm's pairs), the second one float on: each row's bits.
+        if (offset + 1 + static_cast<std::size_t>(n) <= x.size()) {
+          const double means[2] = {mean, 0.25};
+          double squares[2];
+          simd::squared_deviations_in_double_pair(isa, row, row + 1, n, means, squares);
+          CHECK(std::bit_cast<std::uint64_t>(squares[0]) == std::bit_cast<std::uint64_t>(chained(offset, n, true, mean)));
+          CHECK(std::bit_cast<std::uint64_t>(squares[1]) == std::bit_cast<std::uint64_t>(chained(offset + 1, n, true, 0.25)));
+        }
         for (const bool with_scale : {false, true})
           for (const bool with_bias : {false, true}) {
             const float* s = with_scale ? scale.data() + offset : nullptr;

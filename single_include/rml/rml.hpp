@@ -17872,6 +17872,27 @@ inline double chained_sum(const float* x, std::int64_t n, double mean) {
   return V::sum_tree(acc);
 }
 
+/// chained_sum<true> of two rows of n floats (n a multiple of 16) at once:
+/// out[r] is chained_sum's result for row r, bit for bit; the two rows'
+/// chains are independent, so their fmas overlap instead of waiting.
+inline void squares_pair(const float* x0, const float* x1, std::int64_t n, const double* means, double* out) {
+  V::D acc[2][kDoubleParts], w[2][kDoubleParts];
+  const V::D m[2] = {V::dset1(means[0]), V::dset1(means[1])};
+  for (int r = 0; r < 2; ++r)
+    for (int p = 0; p < kDoubleParts; ++p) acc[r][p] = V::dset1(0.0);
+  for (std::int64_t i = 0; i + 16 <= n; i += 16) {
+    V::widen16(x0 + i, w[0]);
+    V::widen16(x1 + i, w[1]);
+    for (int r = 0; r < 2; ++r)
+      for (int p = 0; p < kDoubleParts; ++p) {
+        const V::D d = V::dsub(w[r][p], m[r]);
+        acc[r][p] = V::dfma(d, d, acc[r][p]);
+      }
+  }
+  out[0] = V::sum_tree(acc[0]);
+  out[1] = V::sum_tree(acc[1]);
+}
+
 /// y = sum_detail::normalize(x) over whole blocks of sixteen, lane-wise.
 template <bool Scale, bool Bias>
 inline void normalize_blocks(const float* x, std::int64_t blocks, double mean, double inv, const float* scale,
@@ -18511,6 +18532,27 @@ inline double chained_sum(const float* x, std::int64_t n, double mean) {
   return V::sum_tree(acc);
 }
 
+/// chained_sum<true> of two rows of n floats (n a multiple of 16) at once:
+/// out[r] is chained_sum's result for row r, bit for bit; the two rows'
+/// chains are independent, so their fmas overlap instead of waiting.
+inline void squares_pair(const float* x0, const float* x1, std::int64_t n, const double* means, double* out) {
+  V::D acc[2][kDoubleParts], w[2][kDoubleParts];
+  const V::D m[2] = {V::dset1(means[0]), V::dset1(means[1])};
+  for (int r = 0; r < 2; ++r)
+    for (int p = 0; p < kDoubleParts; ++p) acc[r][p] = V::dset1(0.0);
+  for (std::int64_t i = 0; i + 16 <= n; i += 16) {
+    V::widen16(x0 + i, w[0]);
+    V::widen16(x1 + i, w[1]);
+    for (int r = 0; r < 2; ++r)
+      for (int p = 0; p < kDoubleParts; ++p) {
+        const V::D d = V::dsub(w[r][p], m[r]);
+        acc[r][p] = V::dfma(d, d, acc[r][p]);
+      }
+  }
+  out[0] = V::sum_tree(acc[0]);
+  out[1] = V::sum_tree(acc[1]);
+}
+
 /// y = sum_detail::normalize(x) over whole blocks of sixteen, lane-wise.
 template <bool Scale, bool Bias>
 inline void normalize_blocks(const float* x, std::int64_t blocks, double mean, double inv, const float* scale,
@@ -18899,6 +18941,18 @@ inline double sum_in_double(const float* x, std::int64_t n) { return sum_in_doub
 /// (x[0] - mean)^2 + ... + (x[n-1] - mean)^2 in double, in the same chains.
 inline double squared_deviations_in_double(Isa isa, const float* x, std::int64_t n, double mean) {
   return sum_detail::chained_sum<true>(isa, x, n, mean);
+}
+
+/// squared_deviations_in_double of two rows at once (layer norm's rows in
+/// pairs, once both are in cache): the same bits as one row at a time.
+inline void squared_deviations_in_double_pair(Isa isa, const float* x0, const float* x1, std::int64_t n,
+                                              const double* means, double* out) {
+#if RML_X86_DISPATCH
+  if (n % sum_detail::kChains == 0 && isa == Isa::avx512) return avx512::squares_pair(x0, x1, n, means, out);
+  if (n % sum_detail::kChains == 0 && isa == Isa::avx2) return avx2::squares_pair(x0, x1, n, means, out);
+#endif
+  out[0] = squared_deviations_in_double(isa, x0, n, means[0]);
+  out[1] = squared_deviations_in_double(isa, x1, n, means[1]);
 }
 
 /// y[i] = sum_detail::normalize(x[i]) for i < n (layer norm's output row);
@@ -21143,12 +21197,20 @@ class LayerNormKernel final : public Kernel {
     const Isa isa = active_isa();
     ctx.pool->parallel_for(rows_, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(dim_, 1)),
                            [&](std::int64_t b, std::int64_t e, int) {
-      for (std::int64_t r = b; r < e; ++r) {
-        const float* row = x + r * dim_;
-        float* out = y + r * dim_;
-        const double mean = simd::sum_in_double(isa, row, dim_) / double(dim_);
-        const double variance = simd::squared_deviations_in_double(isa, row, dim_, mean) / double(dim_);
-        simd::normalize_row(isa, row, dim_, mean, 1.0 / std::sqrt(variance + eps_), scale, bias, out);
+      // Rows in pairs: each row's mean on its own (the pass that streams it
+      // in), then both rows' squared deviations at once, their chains
+      // overlapping (the same bits as one by one).
+      for (std::int64_t r = b; r < e; r += 2) {
+        const std::int64_t count = std::min<std::int64_t>(2, e - r);
+        const float* rows[2] = {x + r * dim_, x + (r + count - 1) * dim_};
+        double means[2], squares[2];
+        for (int i = 0; i < 2; ++i) means[i] = simd::sum_in_double(isa, rows[i], dim_) / double(dim_);
+        simd::squared_deviations_in_double_pair(isa, rows[0], rows[1], dim_, means, squares);
+        for (std::int64_t i = 0; i < count; ++i) {
+          const double variance = squares[i] / double(dim_);
+          simd::normalize_row(isa, rows[i], dim_, means[i], 1.0 / std::sqrt(variance + eps_), scale, bias,
+                              y + (r + i) * dim_);
+        }
       }
     });
   }

@@ -873,6 +873,18 @@ inline double squared_deviations_in_double(Isa isa, const float* x, std::int64_t
   return sum_detail::chained_sum<true>(isa, x, n, mean);
 }
 
+/// squared_deviations_in_double of two rows at once (layer norm's rows in
+/// pairs, once both are in cache): the same bits as one row at a time.
+inline void squared_deviations_in_double_pair(Isa isa, const float* x0, const float* x1, std::int64_t n,
+                                              const double* means, double* out) {
+#if RML_X86_DISPATCH
+  if (n % sum_detail::kChains == 0 && isa == Isa::avx512) return avx512::squares_pair(x0, x1, n, means, out);
+  if (n % sum_detail::kChains == 0 && isa == Isa::avx2) return avx2::squares_pair(x0, x1, n, means, out);
+#endif
+  out[0] = squared_deviations_in_double(isa, x0, n, means[0]);
+  out[1] = squared_deviations_in_double(isa, x1, n, means[1]);
+}
+
 /// y[i] = sum_detail::normalize(x[i]) for i < n (layer norm's output row);
 /// scale and bias may each be null.
 inline void normalize_row(Isa isa, const float* x, std::int64_t n, double mean, double inv, const float* scale,

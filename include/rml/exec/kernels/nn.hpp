@@ -68,12 +68,20 @@ class LayerNormKernel final : public Kernel {
     const Isa isa = active_isa();
     ctx.pool->parallel_for(rows_, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(dim_, 1)),
                            [&](std::int64_t b, std::int64_t e, int) {
-      for (std::int64_t r = b; r < e; ++r) {
-        const float* row = x + r * dim_;
-        float* out = y + r * dim_;
-        const double mean = simd::sum_in_double(isa, row, dim_) / double(dim_);
-        const double variance = simd::squared_deviations_in_double(isa, row, dim_, mean) / double(dim_);
-        simd::normalize_row(isa, row, dim_, mean, 1.0 / std::sqrt(variance + eps_), scale, bias, out);
+      // Rows in pairs: each row's mean on its own (the pass that streams it
+      // in), then both rows' squared deviations at once, their chains
+      // overlapping (the same bits as one by one).
+      for (std::int64_t r = b; r < e; r += 2) {
+        const std::int64_t count = std::min<std::int64_t>(2, e - r);
+        const float* rows[2] = {x + r * dim_, x + (r + count - 1) * dim_};
+        double means[2], squares[2];
+        for (int i = 0; i < 2; ++i) means[i] = simd::sum_in_double(isa, rows[i], dim_) / double(dim_);
+        simd::squared_deviations_in_double_pair(isa, rows[0], rows[1], dim_, means, squares);
+        for (std::int64_t i = 0; i < count; ++i) {
+          const double variance = squares[i] / double(dim_);
+          simd::normalize_row(isa, rows[i], dim_, means[i], 1.0 / std::sqrt(variance + eps_), scale, bias,
+                              y + (r + i) * dim_);
+        }
       }
     });
   }
