@@ -17424,28 +17424,27 @@ inline void pad_plane(const float* src, std::int64_t src_width, std::int64_t src
     std::fill_n(dst + last, row_w - last, 0.0f);
   }
 }
-template <bool Bias, bool Relu>
 inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::int64_t rows, const ConvSegment* segments,
-                            int count, const float* bias, float* out, std::int64_t out_stride) {
+                            int count, const float* bias, bool relu, float* out, std::int64_t out_stride) {
   for (std::int64_t i = 0; i < rows; ++i)
     for (int s = 0; s < count; ++s)
       for (std::int64_t l = 0; l < segments[s].count; ++l) {
         float x = tile[i * tile_stride + segments[s].lane + l];
-        if constexpr (Bias) x = x + bias[i];
-        if constexpr (Relu) x = simd::relu(x);
+        if (bias) x = x + bias[i];
+        if (relu) x = simd::relu(x);
         out[i * out_stride + segments[s].pixel + l] = x;
       }
 }
-template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
-                      const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+                      const float* bias, bool relu, std::int64_t outputs, float* out, std::int64_t out_stride,
+                      std::int64_t n) {
   for (std::int64_t o = 0; o < outputs; ++o) {
     const float* w = weights + (o / kConvTapChannels * taps) * kConvTapChannels + o % kConvTapChannels;
     for (std::int64_t p = 0; p < n; ++p) {
       float acc = 0.0f;
       for (std::int64_t t = 0; t < taps; ++t) acc = std::fma(w[t * kConvTapChannels], image[offsets[t] + p], acc);
-      if constexpr (Bias) acc = acc + bias[o];
-      if constexpr (Relu) acc = simd::relu(acc);
+      if (bias) acc = acc + bias[o];
+      if (relu) acc = simd::relu(acc);
       out[o * out_stride + p] = acc;
     }
   }
@@ -17965,19 +17964,20 @@ inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count,
 
 // ---- a direct convolution's micro tile to its output (simd_math.hpp: store_conv_tile) ----
 
-/// One output element: plus the bias, then relu (NaN kept, -0 to +0) where asked.
-template <bool Bias, bool Relu>
-inline V::T conv_output_v(V::T x, V::T bias) {
-  if constexpr (Bias) x = V::add(x, bias);
-  if constexpr (Relu) x = relu_v(x);
+/// One output vector: plus the bias (`b`, when there is one), then relu (NaN
+/// kept, -0 to +0) where asked. Run-time flags, not template parameters: the
+/// branches sit outside the fma loops, and one copy of each loop per
+/// instruction set keeps the header's compile time down.
+RML_ALWAYS_INLINE V::T conv_output_v(V::T x, bool has_bias, V::T b, bool relu) {
+  if (has_bias) x = V::add(x, b);
+  if (relu) x = relu_v(x);
   return x;
 }
 
-template <bool Bias, bool Relu>
 inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::int64_t rows, const ConvSegment* segments,
-                            int count, const float* bias, float* out, std::int64_t out_stride) {
+                            int count, const float* bias, bool relu, float* out, std::int64_t out_stride) {
   for (std::int64_t i = 0; i < rows; ++i) {
-    const V::T b = V::set1(Bias ? bias[i] : 0.0f);
+    const V::T b = V::set1(bias ? bias[i] : 0.0f);
     const float* src = tile + i * tile_stride;
     float* dst = out + i * out_stride;
     for (int s = 0; s < count; ++s) {
@@ -17985,7 +17985,7 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
       for (std::int64_t l = 0; l < segment.count; l += V::kLanes) {
         const std::int64_t n = std::min<std::int64_t>(V::kLanes, segment.count - l);
         const V::T x = V::load_first(src + segment.lane + l, n);
-        V::store_first(dst + segment.pixel + l, conv_output_v<Bias, Relu>(x, b), n);
+        V::store_first(dst + segment.pixel + l, conv_output_v(x, bias, b, relu), n);
       }
     }
   }
@@ -17998,9 +17998,9 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 /// interleaved, as many as hide the fma latency, each tap's vectors loaded
 /// once for them all. With Masked (AVX-512), taps come in threes and tap j's
 /// vector c reads only the lanes masks[j][c] (the rest are zeros: ConvColumns).
-template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels, bool Masked = false>
+template <int Chunks, int Channels = kConvTapChannels, bool Masked = false>
 inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
-                           const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
+                           const float* bias, bool relu, std::int64_t channels, float* out, std::int64_t out_stride,
                            std::int64_t lanes, const V::Lanes (*masks)[Chunks] = nullptr) {
   constexpr int kStep = Masked ? 3 : 1;  // taps per step: a window row's three under masks
   V::T acc[Chunks][Channels];
@@ -18029,10 +18029,10 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
   RML_UNROLL
   for (int u = 0; u < Channels; ++u) {
     if (u >= channels) break;
-    const V::T b = V::set1(Bias ? bias[u] : 0.0f);
+    const V::T b = V::set1(bias ? bias[u] : 0.0f);
     RML_UNROLL
     for (int c = 0; c < Chunks; ++c)
-      V::store_first(out + u * out_stride + c * V::kLanes, conv_output_v<Bias, Relu>(acc[c][u], b),
+      V::store_first(out + u * out_stride + c * V::kLanes, conv_output_v(acc[c][u], bias, b, relu),
                      c + 1 < Chunks ? V::kLanes : lanes);
   }
 }
@@ -18040,9 +18040,9 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
 /// One pass over `Chunks` vectors of pixels from pixel l of the run: from the
 /// padded image, or, given `bits` (ConvColumns::bits at the pass's first
 /// column), under masks from rows without padding columns.
-template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
+template <int Chunks, int Channels = kConvTapChannels>
 inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
-                         const float* bias, const std::uint64_t* bits, std::int64_t l, std::int64_t channels,
+                         const float* bias, bool relu, const std::uint64_t* bits, std::int64_t l, std::int64_t channels,
                          float* out, std::int64_t out_stride, std::int64_t lanes) {
   if constexpr (V::kLanes >= 16) {  // simd::masked_row_edges: AVX-512 only
     if (bits) {
@@ -18051,11 +18051,11 @@ inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::i
       const std::uint64_t pixels = last >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << last) - 1;
       for (int j = 0; j < 3; ++j)
         for (int c = 0; c < Chunks; ++c) masks[j][c] = V::lanes_from_bits((bits[j] & pixels) >> (c * V::kLanes));
-      return conv_taps_pass<Bias, Relu, Chunks, Channels, true>(image + l, offsets, taps, w, bias, channels, out,
-                                                                out_stride, lanes, masks);
+      return conv_taps_pass<Chunks, Channels, true>(image + l, offsets, taps, w, bias, relu, channels, out,
+                                                    out_stride, lanes, masks);
     }
   }
-  conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride, lanes);
+  conv_taps_pass<Chunks, Channels>(image + l, offsets, taps, w, bias, relu, channels, out, out_stride, lanes);
 }
 
 /// The last `lanes` pixels of `count` images' runs as one vector: image s's
@@ -18063,9 +18063,8 @@ inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::i
 /// image's own rows (merged, masked loads; with `bits`, ConvColumns::bits at
 /// those pixels' column, zeros where a row's edge is, as conv_taps_at). Every
 /// lane is the fma chain conv_taps_pass gives it image by image.
-template <bool Bias, bool Relu>
 inline void conv_taps_tails(const float* const* images, int count, const std::int64_t* offsets, std::int64_t taps,
-                            const float* weights, const float* bias, const std::uint64_t* bits,
+                            const float* weights, const float* bias, bool relu, const std::uint64_t* bits,
                             std::int64_t outputs, float* const* outs, std::int64_t out_stride, std::int64_t lanes) {
   constexpr int kMaxImages = static_cast<int>(V::kLanes);
   const std::uint64_t pixels = (std::uint64_t{1} << lanes) - 1;
@@ -18087,7 +18086,7 @@ inline void conv_taps_tails(const float* const* images, int count, const std::in
       for (int u = 0; u < kConvTapChannels; ++u) acc[u] = V::fma(V::set1(w[u]), x, acc[u]);
     }
     for (int u = 0; u < kConvTapChannels && o0 + u < outputs; ++u) {
-      const V::T y = conv_output_v<Bias, Relu>(acc[u], V::set1(Bias ? bias[o0 + u] : 0.0f));
+      const V::T y = conv_output_v(acc[u], bias, V::set1(bias ? bias[o0 + u] : 0.0f), relu);
       for (int s = 0; s < count; ++s) V::store_masked(outs[s] + (o0 + u) * out_stride - s * lanes, y, own[s]);
     }
   }
@@ -18096,9 +18095,8 @@ inline void conv_taps_tails(const float* const* images, int count, const std::in
 /// Two vectors of pixels per pass with 32 registers, one with 16; with at
 /// most four output channels (a 1x1 conv to RGB), four channels over twice
 /// as many vectors instead of eight channels, half of them idle.
-template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
-                      const float* bias, const ConvColumns* columns, std::int64_t outputs, float* out,
+                      const float* bias, bool relu, const ConvColumns* columns, std::int64_t outputs, float* out,
                       std::int64_t out_stride, std::int64_t n) {
   // The masks' bits at each pass's first column (one division a pass).
   const auto bits_at = [&](std::int64_t l) {
@@ -18108,11 +18106,11 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
     constexpr int kWide = V::kLanes >= 16 ? 4 : 2;
     std::int64_t l = 0;
     for (; n - l > (kWide - 1) * V::kLanes; l += kWide * V::kLanes)
-      conv_taps_pass<Bias, Relu, kWide, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
-                                           std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
+      conv_taps_pass<kWide, 4>(image + l, offsets, taps, weights, bias, relu, outputs, out + l, out_stride,
+                               std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
     for (; l < n; l += V::kLanes)
-      conv_taps_pass<Bias, Relu, 1, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
-                                       std::min<std::int64_t>(n - l, V::kLanes));
+      conv_taps_pass<1, 4>(image + l, offsets, taps, weights, bias, relu, outputs, out + l, out_stride,
+                           std::min<std::int64_t>(n - l, V::kLanes));
     return;
   }
   constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
@@ -18122,13 +18120,13 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
     for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
       const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], zeros past `outputs`
       const std::int64_t channels = outputs - o0;
-      const float* b = Bias ? bias + o0 : nullptr;
+      const float* b = bias ? bias + o0 : nullptr;
       float* dst = out + o0 * out_stride + l;
       if (whole)
-        conv_taps_at<Bias, Relu, kChunks>(image, offsets, taps, w, b, bits, l, channels, dst, out_stride,
-                                          n - l - (kChunks - 1) * V::kLanes);
+        conv_taps_at<kChunks>(image, offsets, taps, w, b, relu, bits, l, channels, dst, out_stride,
+                              n - l - (kChunks - 1) * V::kLanes);
       else
-        conv_taps_at<Bias, Relu, 1>(image, offsets, taps, w, b, bits, l, channels, dst, out_stride, n - l);
+        conv_taps_at<1>(image, offsets, taps, w, b, relu, bits, l, channels, dst, out_stride, n - l);
     }
   }
 }
@@ -18625,19 +18623,20 @@ inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count,
 
 // ---- a direct convolution's micro tile to its output (simd_math.hpp: store_conv_tile) ----
 
-/// One output element: plus the bias, then relu (NaN kept, -0 to +0) where asked.
-template <bool Bias, bool Relu>
-inline V::T conv_output_v(V::T x, V::T bias) {
-  if constexpr (Bias) x = V::add(x, bias);
-  if constexpr (Relu) x = relu_v(x);
+/// One output vector: plus the bias (`b`, when there is one), then relu (NaN
+/// kept, -0 to +0) where asked. Run-time flags, not template parameters: the
+/// branches sit outside the fma loops, and one copy of each loop per
+/// instruction set keeps the header's compile time down.
+RML_ALWAYS_INLINE V::T conv_output_v(V::T x, bool has_bias, V::T b, bool relu) {
+  if (has_bias) x = V::add(x, b);
+  if (relu) x = relu_v(x);
   return x;
 }
 
-template <bool Bias, bool Relu>
 inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::int64_t rows, const ConvSegment* segments,
-                            int count, const float* bias, float* out, std::int64_t out_stride) {
+                            int count, const float* bias, bool relu, float* out, std::int64_t out_stride) {
   for (std::int64_t i = 0; i < rows; ++i) {
-    const V::T b = V::set1(Bias ? bias[i] : 0.0f);
+    const V::T b = V::set1(bias ? bias[i] : 0.0f);
     const float* src = tile + i * tile_stride;
     float* dst = out + i * out_stride;
     for (int s = 0; s < count; ++s) {
@@ -18645,7 +18644,7 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
       for (std::int64_t l = 0; l < segment.count; l += V::kLanes) {
         const std::int64_t n = std::min<std::int64_t>(V::kLanes, segment.count - l);
         const V::T x = V::load_first(src + segment.lane + l, n);
-        V::store_first(dst + segment.pixel + l, conv_output_v<Bias, Relu>(x, b), n);
+        V::store_first(dst + segment.pixel + l, conv_output_v(x, bias, b, relu), n);
       }
     }
   }
@@ -18658,9 +18657,9 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 /// interleaved, as many as hide the fma latency, each tap's vectors loaded
 /// once for them all. With Masked (AVX-512), taps come in threes and tap j's
 /// vector c reads only the lanes masks[j][c] (the rest are zeros: ConvColumns).
-template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels, bool Masked = false>
+template <int Chunks, int Channels = kConvTapChannels, bool Masked = false>
 inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
-                           const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
+                           const float* bias, bool relu, std::int64_t channels, float* out, std::int64_t out_stride,
                            std::int64_t lanes, const V::Lanes (*masks)[Chunks] = nullptr) {
   constexpr int kStep = Masked ? 3 : 1;  // taps per step: a window row's three under masks
   V::T acc[Chunks][Channels];
@@ -18689,10 +18688,10 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
   RML_UNROLL
   for (int u = 0; u < Channels; ++u) {
     if (u >= channels) break;
-    const V::T b = V::set1(Bias ? bias[u] : 0.0f);
+    const V::T b = V::set1(bias ? bias[u] : 0.0f);
     RML_UNROLL
     for (int c = 0; c < Chunks; ++c)
-      V::store_first(out + u * out_stride + c * V::kLanes, conv_output_v<Bias, Relu>(acc[c][u], b),
+      V::store_first(out + u * out_stride + c * V::kLanes, conv_output_v(acc[c][u], bias, b, relu),
                      c + 1 < Chunks ? V::kLanes : lanes);
   }
 }
@@ -18700,9 +18699,9 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
 /// One pass over `Chunks` vectors of pixels from pixel l of the run: from the
 /// padded image, or, given `bits` (ConvColumns::bits at the pass's first
 /// column), under masks from rows without padding columns.
-template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
+template <int Chunks, int Channels = kConvTapChannels>
 inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
-                         const float* bias, const std::uint64_t* bits, std::int64_t l, std::int64_t channels,
+                         const float* bias, bool relu, const std::uint64_t* bits, std::int64_t l, std::int64_t channels,
                          float* out, std::int64_t out_stride, std::int64_t lanes) {
   if constexpr (V::kLanes >= 16) {  // simd::masked_row_edges: AVX-512 only
     if (bits) {
@@ -18711,11 +18710,11 @@ inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::i
       const std::uint64_t pixels = last >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << last) - 1;
       for (int j = 0; j < 3; ++j)
         for (int c = 0; c < Chunks; ++c) masks[j][c] = V::lanes_from_bits((bits[j] & pixels) >> (c * V::kLanes));
-      return conv_taps_pass<Bias, Relu, Chunks, Channels, true>(image + l, offsets, taps, w, bias, channels, out,
-                                                                out_stride, lanes, masks);
+      return conv_taps_pass<Chunks, Channels, true>(image + l, offsets, taps, w, bias, relu, channels, out,
+                                                    out_stride, lanes, masks);
     }
   }
-  conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride, lanes);
+  conv_taps_pass<Chunks, Channels>(image + l, offsets, taps, w, bias, relu, channels, out, out_stride, lanes);
 }
 
 /// The last `lanes` pixels of `count` images' runs as one vector: image s's
@@ -18723,9 +18722,8 @@ inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::i
 /// image's own rows (merged, masked loads; with `bits`, ConvColumns::bits at
 /// those pixels' column, zeros where a row's edge is, as conv_taps_at). Every
 /// lane is the fma chain conv_taps_pass gives it image by image.
-template <bool Bias, bool Relu>
 inline void conv_taps_tails(const float* const* images, int count, const std::int64_t* offsets, std::int64_t taps,
-                            const float* weights, const float* bias, const std::uint64_t* bits,
+                            const float* weights, const float* bias, bool relu, const std::uint64_t* bits,
                             std::int64_t outputs, float* const* outs, std::int64_t out_stride, std::int64_t lanes) {
   constexpr int kMaxImages = static_cast<int>(V::kLanes);
   const std::uint64_t pixels = (std::uint64_t{1} << lanes) - 1;
@@ -18747,7 +18745,7 @@ inline void conv_taps_tails(const float* const* images, int count, const std::in
       for (int u = 0; u < kConvTapChannels; ++u) acc[u] = V::fma(V::set1(w[u]), x, acc[u]);
     }
     for (int u = 0; u < kConvTapChannels && o0 + u < outputs; ++u) {
-      const V::T y = conv_output_v<Bias, Relu>(acc[u], V::set1(Bias ? bias[o0 + u] : 0.0f));
+      const V::T y = conv_output_v(acc[u], bias, V::set1(bias ? bias[o0 + u] : 0.0f), relu);
       for (int s = 0; s < count; ++s) V::store_masked(outs[s] + (o0 + u) * out_stride - s * lanes, y, own[s]);
     }
   }
@@ -18756,9 +18754,8 @@ inline void conv_taps_tails(const float* const* images, int count, const std::in
 /// Two vectors of pixels per pass with 32 registers, one with 16; with at
 /// most four output channels (a 1x1 conv to RGB), four channels over twice
 /// as many vectors instead of eight channels, half of them idle.
-template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
-                      const float* bias, const ConvColumns* columns, std::int64_t outputs, float* out,
+                      const float* bias, bool relu, const ConvColumns* columns, std::int64_t outputs, float* out,
                       std::int64_t out_stride, std::int64_t n) {
   // The masks' bits at each pass's first column (one division a pass).
   const auto bits_at = [&](std::int64_t l) {
@@ -18768,11 +18765,11 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
     constexpr int kWide = V::kLanes >= 16 ? 4 : 2;
     std::int64_t l = 0;
     for (; n - l > (kWide - 1) * V::kLanes; l += kWide * V::kLanes)
-      conv_taps_pass<Bias, Relu, kWide, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
-                                           std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
+      conv_taps_pass<kWide, 4>(image + l, offsets, taps, weights, bias, relu, outputs, out + l, out_stride,
+                               std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
     for (; l < n; l += V::kLanes)
-      conv_taps_pass<Bias, Relu, 1, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
-                                       std::min<std::int64_t>(n - l, V::kLanes));
+      conv_taps_pass<1, 4>(image + l, offsets, taps, weights, bias, relu, outputs, out + l, out_stride,
+                           std::min<std::int64_t>(n - l, V::kLanes));
     return;
   }
   constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
@@ -18782,13 +18779,13 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
     for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
       const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], zeros past `outputs`
       const std::int64_t channels = outputs - o0;
-      const float* b = Bias ? bias + o0 : nullptr;
+      const float* b = bias ? bias + o0 : nullptr;
       float* dst = out + o0 * out_stride + l;
       if (whole)
-        conv_taps_at<Bias, Relu, kChunks>(image, offsets, taps, w, b, bits, l, channels, dst, out_stride,
-                                          n - l - (kChunks - 1) * V::kLanes);
+        conv_taps_at<kChunks>(image, offsets, taps, w, b, relu, bits, l, channels, dst, out_stride,
+                              n - l - (kChunks - 1) * V::kLanes);
       else
-        conv_taps_at<Bias, Relu, 1>(image, offsets, taps, w, b, bits, l, channels, dst, out_stride, n - l);
+        conv_taps_at<1>(image, offsets, taps, w, b, relu, bits, l, channels, dst, out_stride, n - l);
     }
   }
 }
@@ -18981,18 +18978,6 @@ inline void sum_columns(Isa isa, const float* x, std::int64_t stride, std::int64
     for (std::int64_t l = 0; l < lanes; ++l) sums[l] += double(x[k * stride + l]);
 }
 
-/// f(bool_constant<bias != null>, bool_constant<relu>): a convolution's output
-/// step compiled for each of the four combinations.
-template <class F>
-inline void with_bias_relu(const float* bias, bool relu, F f) {
-  using On = std::true_type;
-  using Off = std::false_type;
-  if (bias && relu) return f(On{}, On{});
-  if (bias) return f(On{}, Off{});
-  if (relu) return f(Off{}, On{});
-  f(Off{}, Off{});
-}
-
 /// A direct convolution's mr x nr micro tile (rows `tile_stride` apart) to
 /// its output: for each of the `rows` rows and each segment, the lanes plus
 /// the row's bias (when `bias` is not null), then relu when asked, to the
@@ -19002,16 +18987,13 @@ inline void with_bias_relu(const float* bias, bool relu, F f) {
 inline void store_conv_tile(Isa isa, const float* tile, std::int64_t tile_stride, std::int64_t rows,
                             const ConvSegment* segments, int count, const float* bias, bool relu, float* out,
                             std::int64_t out_stride) {
-  with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
-    constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
 #if RML_X86_DISPATCH
-    if (isa == Isa::avx512)
-      return avx512::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
-    if (isa == Isa::avx2)
-      return avx2::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
+  if (isa == Isa::avx512)
+    return avx512::store_conv_tile(tile, tile_stride, rows, segments, count, bias, relu, out, out_stride);
+  if (isa == Isa::avx2) return avx2::store_conv_tile(tile, tile_stride, rows, segments, count, bias, relu, out, out_stride);
 #endif
-    portable::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
-  });
+  (void)isa;
+  portable::store_conv_tile(tile, tile_stride, rows, segments, count, bias, relu, out, out_stride);
 }
 
 /// A convolution over `n` consecutive pixels of its zero-padded image, for
@@ -19024,19 +19006,16 @@ inline void store_conv_tile(Isa isa, const float* tile, std::int64_t tile_stride
 inline void conv_taps(Isa isa, const float* image, const std::int64_t* offsets, std::int64_t taps,
                       const float* weights, const float* bias, bool relu, const ConvColumns* columns,
                       std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
-  with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
-    constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
 #if RML_X86_DISPATCH
-    if (isa == Isa::avx512)
-      return avx512::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, columns, outputs, out, out_stride, n);
+  if (isa == Isa::avx512)
+    return avx512::conv_taps(image, offsets, taps, weights, bias, relu, columns, outputs, out, out_stride, n);
 #endif
-    if (columns) fail(ErrorCode::internal, "conv_taps: rows with masked edges need AVX-512");
+  if (columns) fail(ErrorCode::internal, "conv_taps: rows with masked edges need AVX-512");
 #if RML_X86_DISPATCH
-    if (isa == Isa::avx2)
-      return avx2::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, nullptr, outputs, out, out_stride, n);
+  if (isa == Isa::avx2)
+    return avx2::conv_taps(image, offsets, taps, weights, bias, relu, nullptr, outputs, out, out_stride, n);
 #endif
-    portable::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
-  });
+  portable::conv_taps(image, offsets, taps, weights, bias, relu, outputs, out, out_stride, n);
 }
 
 /// conv_taps over the last `lanes` pixels of `count` images' runs, in one
@@ -19052,11 +19031,7 @@ inline void conv_taps_tails(Isa isa, const float* const* images, int count, cons
   if (!packs_image_tails(isa) || count * lanes > kTailLanes)
     fail(ErrorCode::internal, "conv_taps_tails: ", count, " images of ", lanes, " pixels in one vector need AVX-512");
 #if RML_X86_DISPATCH
-  with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
-    constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
-    avx512::conv_taps_tails<kBias, kRelu>(images, count, offsets, taps, weights, bias, bits, outputs, outs, out_stride,
-                                          lanes);
-  });
+  avx512::conv_taps_tails(images, count, offsets, taps, weights, bias, relu, bits, outputs, outs, out_stride, lanes);
 #endif
 }
 

@@ -370,19 +370,20 @@ inline void sum_columns(const float* x, std::int64_t stride, std::int64_t count,
 
 // ---- a direct convolution's micro tile to its output (simd_math.hpp: store_conv_tile) ----
 
-/// One output element: plus the bias, then relu (NaN kept, -0 to +0) where asked.
-template <bool Bias, bool Relu>
-inline V::T conv_output_v(V::T x, V::T bias) {
-  if constexpr (Bias) x = V::add(x, bias);
-  if constexpr (Relu) x = relu_v(x);
+/// One output vector: plus the bias (`b`, when there is one), then relu (NaN
+/// kept, -0 to +0) where asked. Run-time flags, not template parameters: the
+/// branches sit outside the fma loops, and one copy of each loop per
+/// instruction set keeps the header's compile time down.
+RML_ALWAYS_INLINE V::T conv_output_v(V::T x, bool has_bias, V::T b, bool relu) {
+  if (has_bias) x = V::add(x, b);
+  if (relu) x = relu_v(x);
   return x;
 }
 
-template <bool Bias, bool Relu>
 inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::int64_t rows, const ConvSegment* segments,
-                            int count, const float* bias, float* out, std::int64_t out_stride) {
+                            int count, const float* bias, bool relu, float* out, std::int64_t out_stride) {
   for (std::int64_t i = 0; i < rows; ++i) {
-    const V::T b = V::set1(Bias ? bias[i] : 0.0f);
+    const V::T b = V::set1(bias ? bias[i] : 0.0f);
     const float* src = tile + i * tile_stride;
     float* dst = out + i * out_stride;
     for (int s = 0; s < count; ++s) {
@@ -390,7 +391,7 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
       for (std::int64_t l = 0; l < segment.count; l += V::kLanes) {
         const std::int64_t n = std::min<std::int64_t>(V::kLanes, segment.count - l);
         const V::T x = V::load_first(src + segment.lane + l, n);
-        V::store_first(dst + segment.pixel + l, conv_output_v<Bias, Relu>(x, b), n);
+        V::store_first(dst + segment.pixel + l, conv_output_v(x, bias, b, relu), n);
       }
     }
   }
@@ -403,9 +404,9 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
 /// interleaved, as many as hide the fma latency, each tap's vectors loaded
 /// once for them all. With Masked (AVX-512), taps come in threes and tap j's
 /// vector c reads only the lanes masks[j][c] (the rest are zeros: ConvColumns).
-template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels, bool Masked = false>
+template <int Chunks, int Channels = kConvTapChannels, bool Masked = false>
 inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
-                           const float* bias, std::int64_t channels, float* out, std::int64_t out_stride,
+                           const float* bias, bool relu, std::int64_t channels, float* out, std::int64_t out_stride,
                            std::int64_t lanes, const V::Lanes (*masks)[Chunks] = nullptr) {
   constexpr int kStep = Masked ? 3 : 1;  // taps per step: a window row's three under masks
   V::T acc[Chunks][Channels];
@@ -434,10 +435,10 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
   RML_UNROLL
   for (int u = 0; u < Channels; ++u) {
     if (u >= channels) break;
-    const V::T b = V::set1(Bias ? bias[u] : 0.0f);
+    const V::T b = V::set1(bias ? bias[u] : 0.0f);
     RML_UNROLL
     for (int c = 0; c < Chunks; ++c)
-      V::store_first(out + u * out_stride + c * V::kLanes, conv_output_v<Bias, Relu>(acc[c][u], b),
+      V::store_first(out + u * out_stride + c * V::kLanes, conv_output_v(acc[c][u], bias, b, relu),
                      c + 1 < Chunks ? V::kLanes : lanes);
   }
 }
@@ -445,9 +446,9 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
 /// One pass over `Chunks` vectors of pixels from pixel l of the run: from the
 /// padded image, or, given `bits` (ConvColumns::bits at the pass's first
 /// column), under masks from rows without padding columns.
-template <bool Bias, bool Relu, int Chunks, int Channels = kConvTapChannels>
+template <int Chunks, int Channels = kConvTapChannels>
 inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* w,
-                         const float* bias, const std::uint64_t* bits, std::int64_t l, std::int64_t channels,
+                         const float* bias, bool relu, const std::uint64_t* bits, std::int64_t l, std::int64_t channels,
                          float* out, std::int64_t out_stride, std::int64_t lanes) {
   if constexpr (V::kLanes >= 16) {  // simd::masked_row_edges: AVX-512 only
     if (bits) {
@@ -456,11 +457,11 @@ inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::i
       const std::uint64_t pixels = last >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << last) - 1;
       for (int j = 0; j < 3; ++j)
         for (int c = 0; c < Chunks; ++c) masks[j][c] = V::lanes_from_bits((bits[j] & pixels) >> (c * V::kLanes));
-      return conv_taps_pass<Bias, Relu, Chunks, Channels, true>(image + l, offsets, taps, w, bias, channels, out,
-                                                                out_stride, lanes, masks);
+      return conv_taps_pass<Chunks, Channels, true>(image + l, offsets, taps, w, bias, relu, channels, out,
+                                                    out_stride, lanes, masks);
     }
   }
-  conv_taps_pass<Bias, Relu, Chunks, Channels>(image + l, offsets, taps, w, bias, channels, out, out_stride, lanes);
+  conv_taps_pass<Chunks, Channels>(image + l, offsets, taps, w, bias, relu, channels, out, out_stride, lanes);
 }
 
 /// The last `lanes` pixels of `count` images' runs as one vector: image s's
@@ -468,9 +469,8 @@ inline void conv_taps_at(const float* image, const std::int64_t* offsets, std::i
 /// image's own rows (merged, masked loads; with `bits`, ConvColumns::bits at
 /// those pixels' column, zeros where a row's edge is, as conv_taps_at). Every
 /// lane is the fma chain conv_taps_pass gives it image by image.
-template <bool Bias, bool Relu>
 inline void conv_taps_tails(const float* const* images, int count, const std::int64_t* offsets, std::int64_t taps,
-                            const float* weights, const float* bias, const std::uint64_t* bits,
+                            const float* weights, const float* bias, bool relu, const std::uint64_t* bits,
                             std::int64_t outputs, float* const* outs, std::int64_t out_stride, std::int64_t lanes) {
   constexpr int kMaxImages = static_cast<int>(V::kLanes);
   const std::uint64_t pixels = (std::uint64_t{1} << lanes) - 1;
@@ -492,7 +492,7 @@ inline void conv_taps_tails(const float* const* images, int count, const std::in
       for (int u = 0; u < kConvTapChannels; ++u) acc[u] = V::fma(V::set1(w[u]), x, acc[u]);
     }
     for (int u = 0; u < kConvTapChannels && o0 + u < outputs; ++u) {
-      const V::T y = conv_output_v<Bias, Relu>(acc[u], V::set1(Bias ? bias[o0 + u] : 0.0f));
+      const V::T y = conv_output_v(acc[u], bias, V::set1(bias ? bias[o0 + u] : 0.0f), relu);
       for (int s = 0; s < count; ++s) V::store_masked(outs[s] + (o0 + u) * out_stride - s * lanes, y, own[s]);
     }
   }
@@ -501,9 +501,8 @@ inline void conv_taps_tails(const float* const* images, int count, const std::in
 /// Two vectors of pixels per pass with 32 registers, one with 16; with at
 /// most four output channels (a 1x1 conv to RGB), four channels over twice
 /// as many vectors instead of eight channels, half of them idle.
-template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
-                      const float* bias, const ConvColumns* columns, std::int64_t outputs, float* out,
+                      const float* bias, bool relu, const ConvColumns* columns, std::int64_t outputs, float* out,
                       std::int64_t out_stride, std::int64_t n) {
   // The masks' bits at each pass's first column (one division a pass).
   const auto bits_at = [&](std::int64_t l) {
@@ -513,11 +512,11 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
     constexpr int kWide = V::kLanes >= 16 ? 4 : 2;
     std::int64_t l = 0;
     for (; n - l > (kWide - 1) * V::kLanes; l += kWide * V::kLanes)
-      conv_taps_pass<Bias, Relu, kWide, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
-                                           std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
+      conv_taps_pass<kWide, 4>(image + l, offsets, taps, weights, bias, relu, outputs, out + l, out_stride,
+                               std::min<std::int64_t>(n - l - (kWide - 1) * V::kLanes, V::kLanes));
     for (; l < n; l += V::kLanes)
-      conv_taps_pass<Bias, Relu, 1, 4>(image + l, offsets, taps, weights, bias, outputs, out + l, out_stride,
-                                       std::min<std::int64_t>(n - l, V::kLanes));
+      conv_taps_pass<1, 4>(image + l, offsets, taps, weights, bias, relu, outputs, out + l, out_stride,
+                           std::min<std::int64_t>(n - l, V::kLanes));
     return;
   }
   constexpr int kChunks = V::kLanes >= 16 ? 2 : 1;
@@ -527,13 +526,13 @@ inline void conv_taps(const float* image, const std::int64_t* offsets, std::int6
     for (std::int64_t o0 = 0; o0 < outputs; o0 += kConvTapChannels) {
       const float* w = weights + o0 * taps;  // [taps][kConvTapChannels], zeros past `outputs`
       const std::int64_t channels = outputs - o0;
-      const float* b = Bias ? bias + o0 : nullptr;
+      const float* b = bias ? bias + o0 : nullptr;
       float* dst = out + o0 * out_stride + l;
       if (whole)
-        conv_taps_at<Bias, Relu, kChunks>(image, offsets, taps, w, b, bits, l, channels, dst, out_stride,
-                                          n - l - (kChunks - 1) * V::kLanes);
+        conv_taps_at<kChunks>(image, offsets, taps, w, b, relu, bits, l, channels, dst, out_stride,
+                              n - l - (kChunks - 1) * V::kLanes);
       else
-        conv_taps_at<Bias, Relu, 1>(image, offsets, taps, w, b, bits, l, channels, dst, out_stride, n - l);
+        conv_taps_at<1>(image, offsets, taps, w, b, relu, bits, l, channels, dst, out_stride, n - l);
     }
   }
 }

@@ -434,28 +434,27 @@ inline void pad_plane(const float* src, std::int64_t src_width, std::int64_t src
     std::fill_n(dst + last, row_w - last, 0.0f);
   }
 }
-template <bool Bias, bool Relu>
 inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::int64_t rows, const ConvSegment* segments,
-                            int count, const float* bias, float* out, std::int64_t out_stride) {
+                            int count, const float* bias, bool relu, float* out, std::int64_t out_stride) {
   for (std::int64_t i = 0; i < rows; ++i)
     for (int s = 0; s < count; ++s)
       for (std::int64_t l = 0; l < segments[s].count; ++l) {
         float x = tile[i * tile_stride + segments[s].lane + l];
-        if constexpr (Bias) x = x + bias[i];
-        if constexpr (Relu) x = simd::relu(x);
+        if (bias) x = x + bias[i];
+        if (relu) x = simd::relu(x);
         out[i * out_stride + segments[s].pixel + l] = x;
       }
 }
-template <bool Bias, bool Relu>
 inline void conv_taps(const float* image, const std::int64_t* offsets, std::int64_t taps, const float* weights,
-                      const float* bias, std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
+                      const float* bias, bool relu, std::int64_t outputs, float* out, std::int64_t out_stride,
+                      std::int64_t n) {
   for (std::int64_t o = 0; o < outputs; ++o) {
     const float* w = weights + (o / kConvTapChannels * taps) * kConvTapChannels + o % kConvTapChannels;
     for (std::int64_t p = 0; p < n; ++p) {
       float acc = 0.0f;
       for (std::int64_t t = 0; t < taps; ++t) acc = std::fma(w[t * kConvTapChannels], image[offsets[t] + p], acc);
-      if constexpr (Bias) acc = acc + bias[o];
-      if constexpr (Relu) acc = simd::relu(acc);
+      if (bias) acc = acc + bias[o];
+      if (relu) acc = simd::relu(acc);
       out[o * out_stride + p] = acc;
     }
   }
@@ -911,18 +910,6 @@ inline void sum_columns(Isa isa, const float* x, std::int64_t stride, std::int64
     for (std::int64_t l = 0; l < lanes; ++l) sums[l] += double(x[k * stride + l]);
 }
 
-/// f(bool_constant<bias != null>, bool_constant<relu>): a convolution's output
-/// step compiled for each of the four combinations.
-template <class F>
-inline void with_bias_relu(const float* bias, bool relu, F f) {
-  using On = std::true_type;
-  using Off = std::false_type;
-  if (bias && relu) return f(On{}, On{});
-  if (bias) return f(On{}, Off{});
-  if (relu) return f(Off{}, On{});
-  f(Off{}, Off{});
-}
-
 /// A direct convolution's mr x nr micro tile (rows `tile_stride` apart) to
 /// its output: for each of the `rows` rows and each segment, the lanes plus
 /// the row's bias (when `bias` is not null), then relu when asked, to the
@@ -932,16 +919,13 @@ inline void with_bias_relu(const float* bias, bool relu, F f) {
 inline void store_conv_tile(Isa isa, const float* tile, std::int64_t tile_stride, std::int64_t rows,
                             const ConvSegment* segments, int count, const float* bias, bool relu, float* out,
                             std::int64_t out_stride) {
-  with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
-    constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
 #if RML_X86_DISPATCH
-    if (isa == Isa::avx512)
-      return avx512::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
-    if (isa == Isa::avx2)
-      return avx2::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
+  if (isa == Isa::avx512)
+    return avx512::store_conv_tile(tile, tile_stride, rows, segments, count, bias, relu, out, out_stride);
+  if (isa == Isa::avx2) return avx2::store_conv_tile(tile, tile_stride, rows, segments, count, bias, relu, out, out_stride);
 #endif
-    portable::store_conv_tile<kBias, kRelu>(tile, tile_stride, rows, segments, count, bias, out, out_stride);
-  });
+  (void)isa;
+  portable::store_conv_tile(tile, tile_stride, rows, segments, count, bias, relu, out, out_stride);
 }
 
 /// A convolution over `n` consecutive pixels of its zero-padded image, for
@@ -954,19 +938,16 @@ inline void store_conv_tile(Isa isa, const float* tile, std::int64_t tile_stride
 inline void conv_taps(Isa isa, const float* image, const std::int64_t* offsets, std::int64_t taps,
                       const float* weights, const float* bias, bool relu, const ConvColumns* columns,
                       std::int64_t outputs, float* out, std::int64_t out_stride, std::int64_t n) {
-  with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
-    constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
 #if RML_X86_DISPATCH
-    if (isa == Isa::avx512)
-      return avx512::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, columns, outputs, out, out_stride, n);
+  if (isa == Isa::avx512)
+    return avx512::conv_taps(image, offsets, taps, weights, bias, relu, columns, outputs, out, out_stride, n);
 #endif
-    if (columns) fail(ErrorCode::internal, "conv_taps: rows with masked edges need AVX-512");
+  if (columns) fail(ErrorCode::internal, "conv_taps: rows with masked edges need AVX-512");
 #if RML_X86_DISPATCH
-    if (isa == Isa::avx2)
-      return avx2::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, nullptr, outputs, out, out_stride, n);
+  if (isa == Isa::avx2)
+    return avx2::conv_taps(image, offsets, taps, weights, bias, relu, nullptr, outputs, out, out_stride, n);
 #endif
-    portable::conv_taps<kBias, kRelu>(image, offsets, taps, weights, bias, outputs, out, out_stride, n);
-  });
+  portable::conv_taps(image, offsets, taps, weights, bias, relu, outputs, out, out_stride, n);
 }
 
 /// conv_taps over the last `lanes` pixels of `count` images' runs, in one
@@ -982,11 +963,7 @@ inline void conv_taps_tails(Isa isa, const float* const* images, int count, cons
   if (!packs_image_tails(isa) || count * lanes > kTailLanes)
     fail(ErrorCode::internal, "conv_taps_tails: ", count, " images of ", lanes, " pixels in one vector need AVX-512");
 #if RML_X86_DISPATCH
-  with_bias_relu(bias, relu, [&](auto bias_on, auto relu_on) {
-    constexpr bool kBias = decltype(bias_on)::value, kRelu = decltype(relu_on)::value;
-    avx512::conv_taps_tails<kBias, kRelu>(images, count, offsets, taps, weights, bias, bits, outputs, outs, out_stride,
-                                          lanes);
-  });
+  avx512::conv_taps_tails(images, count, offsets, taps, weights, bias, relu, bits, outputs, outs, out_stride, lanes);
 #endif
 }
 
