@@ -391,7 +391,7 @@ inline void store_conv_tile(const float* tile, std::int64_t tile_stride, std::in
       for (std::int64_t l = 0; l < segment.count; l += V::kLanes) {
         const std::int64_t n = std::min<std::int64_t>(V::kLanes, segment.count - l);
         const V::T x = V::load_first(src + segment.lane + l, n);
-        V::store_first(dst + segment.pixel + l, conv_output_v(x, bias, b, relu), n);
+        V::store_first(dst + segment.pixel + l, conv_output_v(x, bias != nullptr, b, relu), n);
       }
     }
   }
@@ -438,7 +438,7 @@ inline void conv_taps_pass(const float* image, const std::int64_t* offsets, std:
     const V::T b = V::set1(bias ? bias[u] : 0.0f);
     RML_UNROLL
     for (int c = 0; c < Chunks; ++c)
-      V::store_first(out + u * out_stride + c * V::kLanes, conv_output_v(acc[c][u], bias, b, relu),
+      V::store_first(out + u * out_stride + c * V::kLanes, conv_output_v(acc[c][u], bias != nullptr, b, relu),
                      c + 1 < Chunks ? V::kLanes : lanes);
   }
 }
@@ -492,7 +492,7 @@ inline void conv_taps_tails(const float* const* images, int count, const std::in
       for (int u = 0; u < kConvTapChannels; ++u) acc[u] = V::fma(V::set1(w[u]), x, acc[u]);
     }
     for (int u = 0; u < kConvTapChannels && o0 + u < outputs; ++u) {
-      const V::T y = conv_output_v(acc[u], bias, V::set1(bias ? bias[o0 + u] : 0.0f), relu);
+      const V::T y = conv_output_v(acc[u], bias != nullptr, V::set1(bias ? bias[o0 + u] : 0.0f), relu);
       for (int s = 0; s < count; ++s) V::store_masked(outs[s] + (o0 + u) * out_stride - s * lanes, y, own[s]);
     }
   }

@@ -922,7 +922,8 @@ inline void store_conv_tile(Isa isa, const float* tile, std::int64_t tile_stride
 #if RML_X86_DISPATCH
   if (isa == Isa::avx512)
     return avx512::store_conv_tile(tile, tile_stride, rows, segments, count, bias, relu, out, out_stride);
-  if (isa == Isa::avx2) return avx2::store_conv_tile(tile, tile_stride, rows, segments, count, bias, relu, out, out_stride);
+  if (isa == Isa::avx2)
+    return avx2::store_conv_tile(tile, tile_stride, rows, segments, count, bias, relu, out, out_stride);
 #endif
   (void)isa;
   portable::store_conv_tile(tile, tile_stride, rows, segments, count, bias, relu, out, out_stride);
