@@ -253,6 +253,48 @@ TEST_CASE("hoist_step_projections: an unrolled loop's input products become one,
   CHECK(r.difference(0).empty());
 }
 
+TEST_CASE("chunk_step_projections: a large input product runs in chunks, each before its first step, bit for bit") {
+  // Time-major, 40 steps of a [16, 256] projection with its bias: 640 KiB, over the
+  // 512 KiB a chunk may hold, so 32 steps and then 8.
+  constexpr std::int64_t kSteps = 40;
+  Builder b;
+  const auto x = b.input("x", random_tensor({kSteps, 16, 8}, 30));
+  const auto projection = b.op(Add{}, {b.op(MatMul{}, {x, b.constant(random_tensor({8, 256}, 31), "w_ih")}),
+                                       b.constant(random_tensor({256}, 32), "b_ih")});
+  // Every step's view first, the steps after them, as PyTorch's export writes them.
+  std::vector<ValueId> step_inputs;
+  for (std::int64_t t = 0; t < kSteps; ++t)
+    step_inputs.push_back(b.op(Reshape{{16, 256}}, {b.op(Slice{{0}, {t}, {t + 1}, {}}, {projection})}));
+  auto h = b.op(Tanh{}, {step_inputs[0]});
+  for (std::int64_t t = 1; t < kSteps; ++t) h = b.op(Tanh{}, {b.op(Add{}, {h, step_inputs[t]})});
+  b.output("h", h);
+  // Near misses: a product under the chunk size, one also read whole.
+  const auto small = b.op(MatMul{}, {b.op(Slice{{0}, {0}, {4}, {}}, {x}), b.constant(random_tensor({8, 256}, 33))});
+  b.output("small", b.op(Slice{{0}, {1}, {2}, {}}, {small}));
+  const auto read_whole = b.op(MatMul{}, {x, b.constant(random_tensor({8, 256}, 34))});
+  b.output("whole", b.op(ReduceSum{{0}}, {read_whole}));
+  b.output("step", b.op(Slice{{0}, {3}, {4}, {}}, {read_whole}));
+
+  const Rewrite r(b, {"chunk_step_projections"});
+  CHECK(count(r.after, "matmul") == 2 + 2);  // two chunks, the two near misses
+  // Each chunk comes after the steps before it: the second one after 32 tanh.
+  std::vector<std::size_t> tanh_before_chunk;
+  std::size_t tanh_seen = 0;
+  for (const Node& n : r.after.nodes) {
+    tanh_seen += holds<Tanh>(n.op);
+    if (holds<MatMul>(n.op) && r.after.type(n.outputs[0]).shape == Shape{32, 16, 256}) tanh_before_chunk.push_back(tanh_seen);
+    if (holds<MatMul>(n.op) && r.after.type(n.outputs[0]).shape == Shape{8, 16, 256}) tanh_before_chunk.push_back(tanh_seen);
+  }
+  CHECK(tanh_before_chunk == std::vector<std::size_t>{0, 32});
+  CHECK(r.difference(0).empty());
+  // The executor too: a product's bits do not depend on which rows it shares (gemm.hpp).
+  for (int threads : {1, 2}) {
+    const TensorMap want = Executor(Model(r.before), {.threads = threads}).run(r.inputs);
+    const TensorMap got = Executor(Model(r.after), {.threads = threads}).run(r.inputs);
+    for (const auto& [name, value] : want) CHECK_MESSAGE(got.at(name).bitwise_equal(value), name, " threads ", threads);
+  }
+}
+
 TEST_CASE("fuse_reductions: mean and softmax, and their near misses") {
   Builder b;
   const auto x = b.input("x", random_tensor({2, 5}, 19));

@@ -24,7 +24,8 @@ flatc's output for the part of the schema the converter builds
 (third_party/tflite/schema_converter.fbs: the option tables it creates, at their
 union values in the full schema), not for all of it: flatc's C++ for the whole
 schema is 13.9k lines (516 KB) that every translation unit including rml/rml.hpp
-compiled. The full schema stays in third_party/tflite/schema.fbs (for `flatc
+compiled. The `CreateXDirect` helpers flatc adds are dropped (the converter does
+not call them). The full schema stays in third_party/tflite/schema.fbs (for `flatc
 --json` on any .tflite file).
 
 usage:
@@ -287,7 +288,15 @@ def generated_header(schema: str) -> str:
             f.write(schema)
         subprocess.run(["flatc", "--cpp", "--scoped-enums", "-o", folder, path], check=True)
         with open(os.path.join(folder, "schema_generated.h")) as f:
-            return f.read()
+            return without_direct_builders(f.read())
+
+
+def without_direct_builders(header: str) -> str:
+    """flatc's C++ less its `CreateXDirect` helpers (tables from std::vector and
+    const char* arguments): the converter builds its vectors itself and never calls
+    them, and they were 13.5 KB of the 1 MB single header."""
+    direct = re.compile(r"\ninline flatbuffers::Offset<\w+> Create\w+Direct\(.*?\n}\n", re.S)
+    return direct.sub("", header)
 
 
 def main() -> int:

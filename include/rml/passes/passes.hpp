@@ -1,13 +1,15 @@
 // The clean-up passes, run to a fixpoint. Lowering leaves debris (identity
 // reshapes, stacked transposes, explicit broadcasts, layer norms, softmaxes and
 // GELUs written out op by op, an unrolled loop's per-step input products);
-// these passes remove it before a graph is written.
+// these passes remove it before a graph is written. One pass orders work for
+// the cache instead: a loop's large input product is computed in chunks.
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "rml/passes/chunk_step_projections.hpp"
 #include "rml/passes/drop_implicit_broadcasts.hpp"
 #include "rml/passes/eliminate_common_subexpressions.hpp"
 #include "rml/passes/eliminate_dead_code.hpp"
@@ -48,7 +50,8 @@ struct PassList {
 
 /// In the order a round runs them.
 using All = PassList<SimplifyShapeOps, SinkTransposes, SinkReshapes, DropImplicitBroadcasts, ShrinkBroadcastConstants,
-                     FoldBatchNorm, UnbatchMatmulWeights, HoistStepProjections, FuseReductions, FuseAttention,
+                     FoldBatchNorm, UnbatchMatmulWeights, HoistStepProjections, ChunkStepProjections,
+                     FuseReductions, FuseAttention,
                      EliminateCommonSubexpressions, FuseLayerNorm, FuseGelu, RecogniseElementwiseFunctions,
                      ShareIdenticalConstants, EliminateDeadCode>;
 

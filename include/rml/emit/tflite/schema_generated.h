@@ -1837,21 +1837,6 @@ inline flatbuffers::Offset<BlockwiseQuantization> CreateBlockwiseQuantization(
   return builder_.Finish();
 }
 
-inline flatbuffers::Offset<BlockwiseQuantization> CreateBlockwiseQuantizationDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    int32_t scales = 0,
-    int32_t zero_points = 0,
-    int32_t block_size = 0,
-    const std::vector<int32_t> *block_shape = nullptr) {
-  auto block_shape__ = block_shape ? _fbb.CreateVector<int32_t>(*block_shape) : 0;
-  return tflite::CreateBlockwiseQuantization(
-      _fbb,
-      scales,
-      zero_points,
-      block_size,
-      block_shape__);
-}
-
 struct Buffer FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   typedef BufferBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -1912,20 +1897,6 @@ inline flatbuffers::Offset<Buffer> CreateBuffer(
   builder_.add_offset(offset);
   builder_.add_data(data);
   return builder_.Finish();
-}
-
-inline flatbuffers::Offset<Buffer> CreateBufferDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const std::vector<uint8_t> *data = nullptr,
-    uint64_t offset = 0,
-    uint64_t size = 0) {
-  if (data) { _fbb.ForceVectorAlignment(data->size(), sizeof(uint8_t), 16); }
-  auto data__ = data ? _fbb.CreateVector<uint8_t>(*data) : 0;
-  return tflite::CreateBuffer(
-      _fbb,
-      data__,
-      offset,
-      size);
 }
 
 struct CastOptions FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
@@ -2222,15 +2193,6 @@ inline flatbuffers::Offset<CustomQuantization> CreateCustomQuantization(
   CustomQuantizationBuilder builder_(_fbb);
   builder_.add_custom(custom);
   return builder_.Finish();
-}
-
-inline flatbuffers::Offset<CustomQuantization> CreateCustomQuantizationDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const std::vector<uint8_t> *custom = nullptr) {
-  auto custom__ = custom ? _fbb.CreateVector<uint8_t>(*custom) : 0;
-  return tflite::CreateCustomQuantization(
-      _fbb,
-      custom__);
 }
 
 struct DepthwiseConv2DOptions FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
@@ -2594,23 +2556,6 @@ inline flatbuffers::Offset<ExternalBuffer> CreateExternalBuffer(
   return builder_.Finish();
 }
 
-inline flatbuffers::Offset<ExternalBuffer> CreateExternalBufferDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    uint32_t id = 0,
-    uint32_t group = 0,
-    uint64_t offset = 0,
-    uint64_t length = 0,
-    const char *packing = nullptr) {
-  auto packing__ = packing ? _fbb.CreateString(packing) : 0;
-  return tflite::CreateExternalBuffer(
-      _fbb,
-      id,
-      group,
-      offset,
-      length,
-      packing__);
-}
-
 struct ExternalBufferGroup FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   typedef ExternalBufferGroupBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -2651,15 +2596,6 @@ inline flatbuffers::Offset<ExternalBufferGroup> CreateExternalBufferGroup(
   ExternalBufferGroupBuilder builder_(_fbb);
   builder_.add_name(name);
   return builder_.Finish();
-}
-
-inline flatbuffers::Offset<ExternalBufferGroup> CreateExternalBufferGroupDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const char *name = nullptr) {
-  auto name__ = name ? _fbb.CreateString(name) : 0;
-  return tflite::CreateExternalBufferGroup(
-      _fbb,
-      name__);
 }
 
 struct GatherOptions FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
@@ -2796,15 +2732,6 @@ inline flatbuffers::Offset<Int32Vector> CreateInt32Vector(
   return builder_.Finish();
 }
 
-inline flatbuffers::Offset<Int32Vector> CreateInt32VectorDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const std::vector<int32_t> *values = nullptr) {
-  auto values__ = values ? _fbb.CreateVector<int32_t>(*values) : 0;
-  return tflite::CreateInt32Vector(
-      _fbb,
-      values__);
-}
-
 struct Metadata FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   typedef MetadataBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -2855,17 +2782,6 @@ inline flatbuffers::Offset<Metadata> CreateMetadata(
   builder_.add_buffer(buffer);
   builder_.add_name(name);
   return builder_.Finish();
-}
-
-inline flatbuffers::Offset<Metadata> CreateMetadataDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const char *name = nullptr,
-    uint32_t buffer = 0) {
-  auto name__ = name ? _fbb.CreateString(name) : 0;
-  return tflite::CreateMetadata(
-      _fbb,
-      name__,
-      buffer);
 }
 
 struct Model FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
@@ -3015,41 +2931,6 @@ inline flatbuffers::Offset<Model> CreateModel(
   return builder_.Finish();
 }
 
-inline flatbuffers::Offset<Model> CreateModelDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    uint32_t version = 0,
-    const std::vector<flatbuffers::Offset<tflite::OperatorCode>> *operator_codes = nullptr,
-    const std::vector<flatbuffers::Offset<tflite::SubGraph>> *subgraphs = nullptr,
-    const char *description = nullptr,
-    const std::vector<flatbuffers::Offset<tflite::Buffer>> *buffers = nullptr,
-    const std::vector<int32_t> *metadata_buffer = nullptr,
-    const std::vector<flatbuffers::Offset<tflite::Metadata>> *metadata = nullptr,
-    const std::vector<flatbuffers::Offset<tflite::SignatureDef>> *signature_defs = nullptr,
-    const std::vector<flatbuffers::Offset<tflite::ExternalBufferGroup>> *external_buffer_groups = nullptr,
-    const std::vector<flatbuffers::Offset<tflite::ExternalBuffer>> *external_buffers = nullptr) {
-  auto operator_codes__ = operator_codes ? _fbb.CreateVector<flatbuffers::Offset<tflite::OperatorCode>>(*operator_codes) : 0;
-  auto subgraphs__ = subgraphs ? _fbb.CreateVector<flatbuffers::Offset<tflite::SubGraph>>(*subgraphs) : 0;
-  auto description__ = description ? _fbb.CreateString(description) : 0;
-  auto buffers__ = buffers ? _fbb.CreateVector<flatbuffers::Offset<tflite::Buffer>>(*buffers) : 0;
-  auto metadata_buffer__ = metadata_buffer ? _fbb.CreateVector<int32_t>(*metadata_buffer) : 0;
-  auto metadata__ = metadata ? _fbb.CreateVector<flatbuffers::Offset<tflite::Metadata>>(*metadata) : 0;
-  auto signature_defs__ = signature_defs ? _fbb.CreateVector<flatbuffers::Offset<tflite::SignatureDef>>(*signature_defs) : 0;
-  auto external_buffer_groups__ = external_buffer_groups ? _fbb.CreateVector<flatbuffers::Offset<tflite::ExternalBufferGroup>>(*external_buffer_groups) : 0;
-  auto external_buffers__ = external_buffers ? _fbb.CreateVector<flatbuffers::Offset<tflite::ExternalBuffer>>(*external_buffers) : 0;
-  return tflite::CreateModel(
-      _fbb,
-      version,
-      operator_codes__,
-      subgraphs__,
-      description__,
-      buffers__,
-      metadata_buffer__,
-      metadata__,
-      signature_defs__,
-      external_buffer_groups__,
-      external_buffers__);
-}
-
 struct MulOptions FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   typedef MulOptionsBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -3161,21 +3042,6 @@ inline flatbuffers::Offset<MultiAxisQuantization> CreateMultiAxisQuantization(
   builder_.add_zero_points(zero_points);
   builder_.add_scales(scales);
   return builder_.Finish();
-}
-
-inline flatbuffers::Offset<MultiAxisQuantization> CreateMultiAxisQuantizationDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    int32_t scales = 0,
-    int32_t zero_points = 0,
-    int32_t block_size = 0,
-    const std::vector<int32_t> *quantized_dimensions = nullptr) {
-  auto quantized_dimensions__ = quantized_dimensions ? _fbb.CreateVector<int32_t>(*quantized_dimensions) : 0;
-  return tflite::CreateMultiAxisQuantization(
-      _fbb,
-      scales,
-      zero_points,
-      block_size,
-      quantized_dimensions__);
 }
 
 struct Operator FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
@@ -3484,45 +3350,6 @@ inline flatbuffers::Offset<Operator> CreateOperator(
   return builder_.Finish();
 }
 
-inline flatbuffers::Offset<Operator> CreateOperatorDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    uint32_t opcode_index = 0,
-    const std::vector<int32_t> *inputs = nullptr,
-    const std::vector<int32_t> *outputs = nullptr,
-    tflite::BuiltinOptions builtin_options_type = tflite::BuiltinOptions::NONE,
-    flatbuffers::Offset<void> builtin_options = 0,
-    const std::vector<uint8_t> *custom_options = nullptr,
-    int8_t custom_options_format = 0,
-    const std::vector<uint8_t> *mutating_variable_inputs = nullptr,
-    const std::vector<int32_t> *intermediates = nullptr,
-    uint64_t large_custom_options_offset = 0,
-    uint64_t large_custom_options_size = 0,
-    tflite::BuiltinOptions2 builtin_options2_type = tflite::BuiltinOptions2::NONE,
-    flatbuffers::Offset<void> builtin_options2 = 0,
-    int32_t debug_metadata_index = -1) {
-  auto inputs__ = inputs ? _fbb.CreateVector<int32_t>(*inputs) : 0;
-  auto outputs__ = outputs ? _fbb.CreateVector<int32_t>(*outputs) : 0;
-  auto custom_options__ = custom_options ? _fbb.CreateVector<uint8_t>(*custom_options) : 0;
-  auto mutating_variable_inputs__ = mutating_variable_inputs ? _fbb.CreateVector<uint8_t>(*mutating_variable_inputs) : 0;
-  auto intermediates__ = intermediates ? _fbb.CreateVector<int32_t>(*intermediates) : 0;
-  return tflite::CreateOperator(
-      _fbb,
-      opcode_index,
-      inputs__,
-      outputs__,
-      builtin_options_type,
-      builtin_options,
-      custom_options__,
-      custom_options_format,
-      mutating_variable_inputs__,
-      intermediates__,
-      large_custom_options_offset,
-      large_custom_options_size,
-      builtin_options2_type,
-      builtin_options2,
-      debug_metadata_index);
-}
-
 struct OperatorCode FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   typedef OperatorCodeBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -3593,21 +3420,6 @@ inline flatbuffers::Offset<OperatorCode> CreateOperatorCode(
   builder_.add_custom_code(custom_code);
   builder_.add_deprecated_builtin_code(deprecated_builtin_code);
   return builder_.Finish();
-}
-
-inline flatbuffers::Offset<OperatorCode> CreateOperatorCodeDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    int8_t deprecated_builtin_code = 0,
-    const char *custom_code = nullptr,
-    int32_t version = 1,
-    int32_t builtin_code = 0) {
-  auto custom_code__ = custom_code ? _fbb.CreateString(custom_code) : 0;
-  return tflite::CreateOperatorCode(
-      _fbb,
-      deprecated_builtin_code,
-      custom_code__,
-      version,
-      builtin_code);
 }
 
 struct Pool2DOptions FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
@@ -3829,30 +3641,6 @@ inline flatbuffers::Offset<QuantizationParameters> CreateQuantizationParameters(
   return builder_.Finish();
 }
 
-inline flatbuffers::Offset<QuantizationParameters> CreateQuantizationParametersDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const std::vector<float> *min = nullptr,
-    const std::vector<float> *max = nullptr,
-    const std::vector<float> *scale = nullptr,
-    const std::vector<int64_t> *zero_point = nullptr,
-    tflite::QuantizationDetails details_type = tflite::QuantizationDetails::NONE,
-    flatbuffers::Offset<void> details = 0,
-    int32_t quantized_dimension = 0) {
-  auto min__ = min ? _fbb.CreateVector<float>(*min) : 0;
-  auto max__ = max ? _fbb.CreateVector<float>(*max) : 0;
-  auto scale__ = scale ? _fbb.CreateVector<float>(*scale) : 0;
-  auto zero_point__ = zero_point ? _fbb.CreateVector<int64_t>(*zero_point) : 0;
-  return tflite::CreateQuantizationParameters(
-      _fbb,
-      min__,
-      max__,
-      scale__,
-      zero_point__,
-      details_type,
-      details,
-      quantized_dimension);
-}
-
 struct ReducerOptions FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   typedef ReducerOptionsBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -3936,15 +3724,6 @@ inline flatbuffers::Offset<ReshapeOptions> CreateReshapeOptions(
   return builder_.Finish();
 }
 
-inline flatbuffers::Offset<ReshapeOptions> CreateReshapeOptionsDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const std::vector<int32_t> *new_shape = nullptr) {
-  auto new_shape__ = new_shape ? _fbb.CreateVector<int32_t>(*new_shape) : 0;
-  return tflite::CreateReshapeOptions(
-      _fbb,
-      new_shape__);
-}
-
 struct SignatureDef FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   typedef SignatureDefBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -4019,23 +3798,6 @@ inline flatbuffers::Offset<SignatureDef> CreateSignatureDef(
   builder_.add_outputs(outputs);
   builder_.add_inputs(inputs);
   return builder_.Finish();
-}
-
-inline flatbuffers::Offset<SignatureDef> CreateSignatureDefDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const std::vector<flatbuffers::Offset<tflite::TensorMap>> *inputs = nullptr,
-    const std::vector<flatbuffers::Offset<tflite::TensorMap>> *outputs = nullptr,
-    const char *signature_key = nullptr,
-    uint32_t subgraph_index = 0) {
-  auto inputs__ = inputs ? _fbb.CreateVector<flatbuffers::Offset<tflite::TensorMap>>(*inputs) : 0;
-  auto outputs__ = outputs ? _fbb.CreateVector<flatbuffers::Offset<tflite::TensorMap>>(*outputs) : 0;
-  auto signature_key__ = signature_key ? _fbb.CreateString(signature_key) : 0;
-  return tflite::CreateSignatureDef(
-      _fbb,
-      inputs__,
-      outputs__,
-      signature_key__,
-      subgraph_index);
 }
 
 struct SoftmaxOptions FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
@@ -4142,21 +3904,6 @@ inline flatbuffers::Offset<SparsityParameters> CreateSparsityParameters(
   builder_.add_block_map(block_map);
   builder_.add_traversal_order(traversal_order);
   return builder_.Finish();
-}
-
-inline flatbuffers::Offset<SparsityParameters> CreateSparsityParametersDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const std::vector<int32_t> *traversal_order = nullptr,
-    const std::vector<int32_t> *block_map = nullptr,
-    const std::vector<flatbuffers::Offset<tflite::DimensionMetadata>> *dim_metadata = nullptr) {
-  auto traversal_order__ = traversal_order ? _fbb.CreateVector<int32_t>(*traversal_order) : 0;
-  auto block_map__ = block_map ? _fbb.CreateVector<int32_t>(*block_map) : 0;
-  auto dim_metadata__ = dim_metadata ? _fbb.CreateVector<flatbuffers::Offset<tflite::DimensionMetadata>>(*dim_metadata) : 0;
-  return tflite::CreateSparsityParameters(
-      _fbb,
-      traversal_order__,
-      block_map__,
-      dim_metadata__);
 }
 
 struct StridedSliceOptions FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
@@ -4346,29 +4093,6 @@ inline flatbuffers::Offset<SubGraph> CreateSubGraph(
   builder_.add_inputs(inputs);
   builder_.add_tensors(tensors);
   return builder_.Finish();
-}
-
-inline flatbuffers::Offset<SubGraph> CreateSubGraphDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const std::vector<flatbuffers::Offset<tflite::Tensor>> *tensors = nullptr,
-    const std::vector<int32_t> *inputs = nullptr,
-    const std::vector<int32_t> *outputs = nullptr,
-    const std::vector<flatbuffers::Offset<tflite::Operator>> *operators = nullptr,
-    const char *name = nullptr,
-    int32_t debug_metadata_index = -1) {
-  auto tensors__ = tensors ? _fbb.CreateVector<flatbuffers::Offset<tflite::Tensor>>(*tensors) : 0;
-  auto inputs__ = inputs ? _fbb.CreateVector<int32_t>(*inputs) : 0;
-  auto outputs__ = outputs ? _fbb.CreateVector<int32_t>(*outputs) : 0;
-  auto operators__ = operators ? _fbb.CreateVector<flatbuffers::Offset<tflite::Operator>>(*operators) : 0;
-  auto name__ = name ? _fbb.CreateString(name) : 0;
-  return tflite::CreateSubGraph(
-      _fbb,
-      tensors__,
-      inputs__,
-      outputs__,
-      operators__,
-      name__,
-      debug_metadata_index);
 }
 
 struct SubOptions FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
@@ -4570,38 +4294,6 @@ inline flatbuffers::Offset<Tensor> CreateTensor(
   return builder_.Finish();
 }
 
-inline flatbuffers::Offset<Tensor> CreateTensorDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const std::vector<int32_t> *shape = nullptr,
-    int8_t type = 0,
-    uint32_t buffer = 0,
-    const char *name = nullptr,
-    flatbuffers::Offset<tflite::QuantizationParameters> quantization = 0,
-    bool is_variable = false,
-    flatbuffers::Offset<tflite::SparsityParameters> sparsity = 0,
-    const std::vector<int32_t> *shape_signature = nullptr,
-    bool has_rank = false,
-    const std::vector<flatbuffers::Offset<tflite::VariantSubType>> *variant_tensors = nullptr,
-    uint32_t external_buffer = 0) {
-  auto shape__ = shape ? _fbb.CreateVector<int32_t>(*shape) : 0;
-  auto name__ = name ? _fbb.CreateString(name) : 0;
-  auto shape_signature__ = shape_signature ? _fbb.CreateVector<int32_t>(*shape_signature) : 0;
-  auto variant_tensors__ = variant_tensors ? _fbb.CreateVector<flatbuffers::Offset<tflite::VariantSubType>>(*variant_tensors) : 0;
-  return tflite::CreateTensor(
-      _fbb,
-      shape__,
-      type,
-      buffer,
-      name__,
-      quantization,
-      is_variable,
-      sparsity,
-      shape_signature__,
-      has_rank,
-      variant_tensors__,
-      external_buffer);
-}
-
 struct TensorMap FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   typedef TensorMapBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -4652,17 +4344,6 @@ inline flatbuffers::Offset<TensorMap> CreateTensorMap(
   builder_.add_tensor_index(tensor_index);
   builder_.add_name(name);
   return builder_.Finish();
-}
-
-inline flatbuffers::Offset<TensorMap> CreateTensorMapDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const char *name = nullptr,
-    uint32_t tensor_index = 0) {
-  auto name__ = name ? _fbb.CreateString(name) : 0;
-  return tflite::CreateTensorMap(
-      _fbb,
-      name__,
-      tensor_index);
 }
 
 struct TopKV2Options FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
@@ -4736,15 +4417,6 @@ inline flatbuffers::Offset<Uint16Vector> CreateUint16Vector(
   return builder_.Finish();
 }
 
-inline flatbuffers::Offset<Uint16Vector> CreateUint16VectorDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const std::vector<uint16_t> *values = nullptr) {
-  auto values__ = values ? _fbb.CreateVector<uint16_t>(*values) : 0;
-  return tflite::CreateUint16Vector(
-      _fbb,
-      values__);
-}
-
 struct Uint8Vector FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   typedef Uint8VectorBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -4785,15 +4457,6 @@ inline flatbuffers::Offset<Uint8Vector> CreateUint8Vector(
   Uint8VectorBuilder builder_(_fbb);
   builder_.add_values(values);
   return builder_.Finish();
-}
-
-inline flatbuffers::Offset<Uint8Vector> CreateUint8VectorDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const std::vector<uint8_t> *values = nullptr) {
-  auto values__ = values ? _fbb.CreateVector<uint8_t>(*values) : 0;
-  return tflite::CreateUint8Vector(
-      _fbb,
-      values__);
 }
 
 struct VariantSubType FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
@@ -4856,19 +4519,6 @@ inline flatbuffers::Offset<VariantSubType> CreateVariantSubType(
   builder_.add_has_rank(has_rank);
   builder_.add_type(type);
   return builder_.Finish();
-}
-
-inline flatbuffers::Offset<VariantSubType> CreateVariantSubTypeDirect(
-    flatbuffers::FlatBufferBuilder &_fbb,
-    const std::vector<int32_t> *shape = nullptr,
-    int8_t type = 0,
-    bool has_rank = false) {
-  auto shape__ = shape ? _fbb.CreateVector<int32_t>(*shape) : 0;
-  return tflite::CreateVariantSubType(
-      _fbb,
-      shape__,
-      type,
-      has_rank);
 }
 
 inline bool VerifyBuiltinOptions(flatbuffers::Verifier &verifier, const void *obj, BuiltinOptions type) {
