@@ -140,6 +140,31 @@ TEST_CASE("sink_reshapes: a 3-D linear layer's activation moves next to its bias
   CHECK(r.difference(0).empty());
 }
 
+TEST_CASE("sink_reshapes: a binary op whose other operand has the reshape's input shape; broadcasting ones stay") {
+  Builder b;
+  const auto h = b.input("h", random_tensor({4, 3}, 40));
+  const auto step = b.input("step", random_tensor({4, 5}, 41));
+  // As PyTorch's LSTM step writes it: the product reshaped to [1, B, 4H], plus the step's [B, 4H] projection.
+  const auto product = b.op(MatMul{}, {h, b.constant(random_tensor({3, 5}, 42))});
+  b.output("sum", b.op(Add{}, {step, b.op(Reshape{{1, 4, 5}}, {product})}));
+  // Near misses: the other operand broadcasts along an axis the reshape made, or has the reshape's shape.
+  const auto row = b.input("row", random_tensor({5}, 43));
+  b.output("broadcast", b.op(Mul{}, {b.op(Reshape{{1, 4, 5}}, {b.op(Tanh{}, {step})}), row}));
+  const auto same = b.input("same", random_tensor({2, 2, 5}, 44));
+  b.output("reshaped", b.op(Sub{}, {b.op(Reshape{{2, 2, 5}}, {b.op(Exp{}, {step})}), same}));
+  const Rewrite r(b, {"sink_reshapes"});
+  CHECK(r.report.edits.count("sink_reshapes") == 1);
+  for (const Node& n : r.after.nodes) {
+    if (holds<Add>(n.op)) {
+      CHECK(r.after.type(n.outputs[0]).shape == Shape{4, 5});  // next to the product: its epilogue
+      CHECK(n.inputs[0] == r.after.inputs[1].value);             // the operands keep their order
+    }
+    if (holds<Mul>(n.op)) CHECK(r.after.type(n.outputs[0]).shape == Shape{1, 4, 5});
+    if (holds<Sub>(n.op)) CHECK(r.after.type(n.outputs[0]).shape == Shape{2, 2, 5});
+  }
+  CHECK(r.difference(0).empty());
+}
+
 TEST_CASE("fold_batch_norm: a conv's or a matmul's batch norm goes into its weights and bias; near misses stay") {
   Builder b;
   const auto x = b.input("x", random_tensor({2, 3, 8, 8}, 16));
