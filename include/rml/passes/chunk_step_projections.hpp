@@ -7,6 +7,8 @@
 // Bit for bit: every element is the same sum, whichever rows share a product.
 #pragma once
 
+#include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "rml/passes/common.hpp"
@@ -136,19 +138,19 @@ struct ChunkStepProjections {
     for (std::size_t reader : readers) {
       const Node slice = rw.graph().nodes[reader];
       const std::int64_t t = kept_index(rw, slice, proj.axis);
-      const std::int64_t chunk = t / per_chunk, local = t - chunk * per_chunk;
-      const ValueId piece = rw.add(Slice{{proj.axis}, {local}, {local + 1}, {}}, {chunks[chunk]});
+      const std::int64_t local = t % per_chunk;
+      const ValueId piece = rw.add(Slice{{proj.axis}, {local}, {local + 1}, {}}, {chunks[t / per_chunk]});
       // The old views stay behind, dead, reading the old slice: a dead node
       // reading the new one would pull its chunk up to where the view was.
       const std::vector<std::size_t> views = rw.readers(slice.outputs[0]);
       for (std::size_t view : views) {
-        const Node reader = rw.graph().nodes[view];  // a copy: adding nodes moves them
-        if (holds<Reshape>(reader.op) && !rw.is_output(reader.outputs[0])) {
-          rw.replace_uses(reader.outputs[0], rw.add(reader.op, {piece}));
+        const Node user = rw.graph().nodes[view];  // a copy: adding nodes moves them
+        if (holds<Reshape>(user.op) && !rw.is_output(user.outputs[0])) {
+          rw.replace_uses(user.outputs[0], rw.add(user.op, {piece}));
           continue;
         }
-        for (std::size_t slot = 0; slot < reader.inputs.size(); ++slot)
-          if (reader.inputs[slot] == slice.outputs[0]) rw.replace_input(view, slot, piece);
+        for (std::size_t slot = 0; slot < user.inputs.size(); ++slot)
+          if (user.inputs[slot] == slice.outputs[0]) rw.replace_input(view, slot, piece);
       }
     }
   }
