@@ -80,3 +80,30 @@ def test_rml_opt_runs_the_passes_on_a_file(run_rml, tmp_path):
     bad = run_rml("opt", raw, "-o", tmp_path / "x.json", "--passes", "fuse_everything", check=False)
     assert bad.returncode == 1 and "unknown pass 'fuse_everything'" in bad.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_the_bench_pytorch_lstm_at_batch_16_computes_its_input_projection_in_chunks(tmp_path):
+    """PyTorch's export hoists the LSTM's input projection itself: at batch 16 it is
+    [64 steps, 16, 1024], 4 MiB. chunk_step_projections computes it in 8 chunks of 8
+    steps (512 KiB), each after the steps before it, and the output keeps its bits."""
+    from rml.from_torch import export as export_torch
+    from zoo.torch_zoo import build
+    module, make_inputs = build("lstm", "bench")
+    inputs = make_inputs(16)
+    builder = export_torch(module, inputs)
+    raw, clean = tmp_path / "raw.json", tmp_path / "clean.json"
+    builder.write(str(raw), clean_up=False)
+    builder.write(str(clean))
+    assert (op_count(raw, "matmul"), op_count(clean, "matmul")) == (1 + 63, 8 + 63)
+    graph = json.loads(clean.read_text())
+    shapes = {v["id"]: v["shape"] for v in graph["values"]}
+    tanh_before_chunk, tanh_seen = [], 0
+    for node in graph["nodes"]:
+        tanh_seen += node["op"] == "tanh"
+        if node["op"] == "matmul" and shapes[node["inputs"][0]] == [8, 16, 64]:
+            tanh_before_chunk.append(tanh_seen)
+    assert tanh_before_chunk == [16 * c for c in range(8)]  # two tanh a step
+    feeds = {f"input.{i}": np.asarray(x) for i, x in enumerate(inputs)}
+    before = rml.load(str(raw)).run(feeds)["output"]
+    after = rml.load(str(clean)).run(feeds)["output"]
+    assert before.tobytes() == after.tobytes()
