@@ -115,9 +115,9 @@ struct ChunkStepProjections {
   static std::int64_t steps_per_chunk(const Rewriter& rw, const Projection& proj) {
     const std::int64_t steps = std::max<std::int64_t>(1, rw.shape(proj.p)[proj.axis]);
     const TensorType& type = rw.type(proj.p);
-    const auto bytes = type.elements() * static_cast<std::int64_t>(dtype_size(type.dtype));
-    const std::int64_t step_bytes = std::max<std::int64_t>(1, bytes / steps);
-    return std::max<std::int64_t>(1, kChunkBytes / step_bytes);
+    const std::int64_t step_elements = type.elements() / steps, size = static_cast<std::int64_t>(dtype_size(type.dtype));
+    if (step_elements > kChunkBytes / size) return 1;  // (a step's bytes need not fit in 64 bits)
+    return std::max<std::int64_t>(1, kChunkBytes / std::max<std::int64_t>(1, step_elements * size));
   }
 
   static void split(Rewriter& rw, const Projection& proj) {
