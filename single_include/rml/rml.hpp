@@ -4178,6 +4178,8 @@ inline void write_graph(const Graph& graph, const std::filesystem::path& path) {
 // Small facts the clean-up passes share: which ops broadcast elementwise, axis
 // normalisation, and constants computed with the reference kernels.
 
+#include <optional>
+
 // ---- begin rml/passes/match.hpp ----
 // Pattern matching over a Rewriter's graph, generated from the op registry:
 // `op<Div>(op<ReduceSum>(any(x)), scalar(n))` matches a value computed by a
@@ -5208,6 +5210,29 @@ inline void reroute_readers(Rewriter& rw, ValueId v, ValueId to) {
       if (rw.graph().nodes[n].inputs[slot] == v) rw.replace_input(n, slot, to);
 }
 
+/// A slice that keeps one index of one axis and every other axis whole, with
+/// stride 1 (TensorFlow's strided slices also name the axes they keep whole):
+/// one step of an unrolled loop's input.
+struct UnitStep {
+  std::int64_t axis, index;
+};
+inline std::optional<UnitStep> unit_step(const Rewriter& rw, const Node& slice) {
+  if (!holds<Slice>(slice.op)) return std::nullopt;
+  const Slice& op = get<Slice>(slice.op);
+  const Shape& shape = rw.shape(slice.inputs[0]);
+  std::optional<UnitStep> step;
+  for (std::size_t i = 0; i < op.axes.size(); ++i) {
+    const std::int64_t axis = normalize_axis(op.axes[i], shape.size());
+    const std::int64_t start = normalize_axis(op.starts[i], static_cast<std::size_t>(shape[axis]));
+    const std::int64_t stride = op.steps.empty() ? 1 : op.steps[i];
+    if (stride != 1) return std::nullopt;
+    if (start == 0 && op.ends[i] >= shape[axis]) continue;  // kept whole
+    if (step || op.ends[i] != start + 1 || start < 0 || start >= shape[axis]) return std::nullopt;
+    step = UnitStep{axis, start};
+  }
+  return step;
+}
+
 /// Whether a node's outputs are read at all (passes skip dead nodes).
 inline bool is_live(const Rewriter& rw, const Node& node) {
   return std::any_of(node.outputs.begin(), node.outputs.end(), [&](ValueId v) { return rw.use_count(v) > 0; });
@@ -5269,50 +5294,20 @@ struct ChunkStepProjections {
     std::optional<std::int64_t> axis;
     for (std::size_t reader : rw.readers(proj.p)) {
       const Node& slice = rw.graph().nodes[reader];
-      const auto step = step_axis(rw, slice);
-      if (!step || (axis && *axis != *step) || rw.is_output(slice.outputs[0])) return std::nullopt;
-      axis = step;
+      const auto step = unit_step(rw, slice);
+      if (!step || step->axis + 1 == static_cast<std::int64_t>(shape.size())) return std::nullopt;
+      if ((axis && *axis != step->axis) || rw.is_output(slice.outputs[0])) return std::nullopt;
+      axis = step->axis;
     }
     proj.axis = *axis;
     if (steps_per_chunk(rw, proj) >= shape[proj.axis]) return std::nullopt;  // one chunk: nothing to split
     return proj;
   }
 
-  /// The axis of a slice that keeps one index of it and every other axis
-  /// whole, when that axis is not the last.
-  static std::optional<std::int64_t> step_axis(const Rewriter& rw, const Node& node) {
-    if (!holds<Slice>(node.op)) return std::nullopt;
-    const Slice& op = get<Slice>(node.op);
-    const Shape& in = rw.shape(node.inputs[0]);
-    const Shape& out = rw.shape(node.outputs[0]);
-    std::optional<std::int64_t> axis;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      if (out[i] == in[i]) continue;
-      if (out[i] != 1 || axis) return std::nullopt;
-      axis = static_cast<std::int64_t>(i);
-    }
-    if (!op.steps.empty() && std::any_of(op.steps.begin(), op.steps.end(), [](std::int64_t s) { return s != 1; }))
-      return std::nullopt;
-    if (!axis || *axis + 1 == static_cast<std::int64_t>(in.size())) return std::nullopt;
-    return axis;
-  }
-
   /// A bias that broadcasts along the product's last axis only.
   static bool along_last_axis(const Shape& bias, const Shape& product) {
     if (bias.empty() || bias.size() > product.size() || bias.back() != product.back()) return false;
     return std::all_of(bias.begin(), bias.end() - 1, [](std::int64_t d) { return d == 1; });
-  }
-
-  /// Which index of `axis` the unit slice `node` keeps.
-  static std::int64_t kept_index(const Rewriter& rw, const Node& node, std::int64_t axis) {
-    const Slice& op = get<Slice>(node.op);
-    const std::int64_t extent = rw.shape(node.inputs[0])[axis];
-    for (std::size_t i = 0; i < op.axes.size(); ++i) {
-      if (normalize_axis(op.axes[i], rw.shape(node.inputs[0]).size()) != axis) continue;
-      const std::int64_t start = op.starts[i] < 0 ? op.starts[i] + extent : op.starts[i];
-      return std::clamp<std::int64_t>(start, 0, extent - 1);
-    }
-    fail(ErrorCode::internal, "chunk_step_projections: a unit slice does not name its axis");
   }
 
   static std::int64_t steps_per_chunk(const Rewriter& rw, const Projection& proj) {
@@ -5340,7 +5335,7 @@ struct ChunkStepProjections {
     const std::vector<std::size_t> readers = rw.readers(proj.p);
     for (std::size_t reader : readers) {
       const Node slice = rw.graph().nodes[reader];
-      const std::int64_t t = kept_index(rw, slice, proj.axis);
+      const std::int64_t t = unit_step(rw, slice)->index;
       const std::int64_t local = t % per_chunk;
       const ValueId piece = rw.add(Slice{{proj.axis}, {local}, {local + 1}, {}}, {chunks[t / per_chunk]});
       // The old views stay behind, dead, reading the old slice: a dead node
@@ -5986,23 +5981,13 @@ struct HoistStepProjections {
     const Node* reshape = rw.producer(a);
     if (!reshape || !holds<Reshape>(reshape->op)) return std::nullopt;
     const Node* slice = rw.producer(reshape->inputs[0]);
-    if (!slice || !holds<Slice>(slice->op)) return std::nullopt;
-    const Slice& op = get<Slice>(slice->op);
-    const ValueId x = slice->inputs[0];
-    const Shape& shape = rw.shape(x);
-    std::optional<Step> step;
-    for (std::size_t i = 0; i < op.axes.size(); ++i) {
-      const std::int64_t axis = normalize_axis(op.axes[i], shape.size());
-      const std::int64_t start = normalize_axis(op.starts[i], static_cast<std::size_t>(shape[axis]));
-      const std::int64_t stride = op.steps.empty() ? 1 : op.steps[i];
-      if (stride != 1) return std::nullopt;
-      if (start == 0 && op.ends[i] >= shape[axis]) continue;  // kept whole
-      if (step || op.ends[i] != start + 1 || start < 0 || start >= shape[axis]) return std::nullopt;
-      step = Step{x, axis, start};
-    }
-    if (!step || step->axis + 1 == static_cast<std::int64_t>(shape.size())) return std::nullopt;
+    if (!slice) return std::nullopt;
+    const auto unit = unit_step(rw, *slice);
+    const Shape& shape = rw.shape(slice->inputs[0]);
+    if (!unit || unit->axis + 1 == static_cast<std::int64_t>(shape.size())) return std::nullopt;
+    const Step step{slice->inputs[0], unit->axis, unit->index};
     Shape dropped = shape;
-    dropped.erase(dropped.begin() + step->axis);
+    dropped.erase(dropped.begin() + step.axis);
     if (rw.shape(a) != dropped) return std::nullopt;
     return step;
   }

@@ -66,50 +66,20 @@ struct ChunkStepProjections {
     std::optional<std::int64_t> axis;
     for (std::size_t reader : rw.readers(proj.p)) {
       const Node& slice = rw.graph().nodes[reader];
-      const auto step = step_axis(rw, slice);
-      if (!step || (axis && *axis != *step) || rw.is_output(slice.outputs[0])) return std::nullopt;
-      axis = step;
+      const auto step = unit_step(rw, slice);
+      if (!step || step->axis + 1 == static_cast<std::int64_t>(shape.size())) return std::nullopt;
+      if ((axis && *axis != step->axis) || rw.is_output(slice.outputs[0])) return std::nullopt;
+      axis = step->axis;
     }
     proj.axis = *axis;
     if (steps_per_chunk(rw, proj) >= shape[proj.axis]) return std::nullopt;  // one chunk: nothing to split
     return proj;
   }
 
-  /// The axis of a slice that keeps one index of it and every other axis
-  /// whole, when that axis is not the last.
-  static std::optional<std::int64_t> step_axis(const Rewriter& rw, const Node& node) {
-    if (!holds<Slice>(node.op)) return std::nullopt;
-    const Slice& op = get<Slice>(node.op);
-    const Shape& in = rw.shape(node.inputs[0]);
-    const Shape& out = rw.shape(node.outputs[0]);
-    std::optional<std::int64_t> axis;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      if (out[i] == in[i]) continue;
-      if (out[i] != 1 || axis) return std::nullopt;
-      axis = static_cast<std::int64_t>(i);
-    }
-    if (!op.steps.empty() && std::any_of(op.steps.begin(), op.steps.end(), [](std::int64_t s) { return s != 1; }))
-      return std::nullopt;
-    if (!axis || *axis + 1 == static_cast<std::int64_t>(in.size())) return std::nullopt;
-    return axis;
-  }
-
   /// A bias that broadcasts along the product's last axis only.
   static bool along_last_axis(const Shape& bias, const Shape& product) {
     if (bias.empty() || bias.size() > product.size() || bias.back() != product.back()) return false;
     return std::all_of(bias.begin(), bias.end() - 1, [](std::int64_t d) { return d == 1; });
-  }
-
-  /// Which index of `axis` the unit slice `node` keeps.
-  static std::int64_t kept_index(const Rewriter& rw, const Node& node, std::int64_t axis) {
-    const Slice& op = get<Slice>(node.op);
-    const std::int64_t extent = rw.shape(node.inputs[0])[axis];
-    for (std::size_t i = 0; i < op.axes.size(); ++i) {
-      if (normalize_axis(op.axes[i], rw.shape(node.inputs[0]).size()) != axis) continue;
-      const std::int64_t start = op.starts[i] < 0 ? op.starts[i] + extent : op.starts[i];
-      return std::clamp<std::int64_t>(start, 0, extent - 1);
-    }
-    fail(ErrorCode::internal, "chunk_step_projections: a unit slice does not name its axis");
   }
 
   static std::int64_t steps_per_chunk(const Rewriter& rw, const Projection& proj) {
@@ -137,7 +107,7 @@ struct ChunkStepProjections {
     const std::vector<std::size_t> readers = rw.readers(proj.p);
     for (std::size_t reader : readers) {
       const Node slice = rw.graph().nodes[reader];
-      const std::int64_t t = kept_index(rw, slice, proj.axis);
+      const std::int64_t t = unit_step(rw, slice)->index;
       const std::int64_t local = t % per_chunk;
       const ValueId piece = rw.add(Slice{{proj.axis}, {local}, {local + 1}, {}}, {chunks[t / per_chunk]});
       // The old views stay behind, dead, reading the old slice: a dead node

@@ -2,6 +2,8 @@
 // normalisation, and constants computed with the reference kernels.
 #pragma once
 
+#include <optional>
+
 #include "rml/passes/match.hpp"
 #include "rml/ref/evaluate.hpp"
 
@@ -53,6 +55,29 @@ inline void reroute_readers(Rewriter& rw, ValueId v, ValueId to) {
   for (std::size_t n : readers)
     for (std::size_t slot = 0; slot < rw.graph().nodes[n].inputs.size(); ++slot)
       if (rw.graph().nodes[n].inputs[slot] == v) rw.replace_input(n, slot, to);
+}
+
+/// A slice that keeps one index of one axis and every other axis whole, with
+/// stride 1 (TensorFlow's strided slices also name the axes they keep whole):
+/// one step of an unrolled loop's input.
+struct UnitStep {
+  std::int64_t axis, index;
+};
+inline std::optional<UnitStep> unit_step(const Rewriter& rw, const Node& slice) {
+  if (!holds<Slice>(slice.op)) return std::nullopt;
+  const Slice& op = get<Slice>(slice.op);
+  const Shape& shape = rw.shape(slice.inputs[0]);
+  std::optional<UnitStep> step;
+  for (std::size_t i = 0; i < op.axes.size(); ++i) {
+    const std::int64_t axis = normalize_axis(op.axes[i], shape.size());
+    const std::int64_t start = normalize_axis(op.starts[i], static_cast<std::size_t>(shape[axis]));
+    const std::int64_t stride = op.steps.empty() ? 1 : op.steps[i];
+    if (stride != 1) return std::nullopt;
+    if (start == 0 && op.ends[i] >= shape[axis]) continue;  // kept whole
+    if (step || op.ends[i] != start + 1 || start < 0 || start >= shape[axis]) return std::nullopt;
+    step = UnitStep{axis, start};
+  }
+  return step;
 }
 
 /// Whether a node's outputs are read at all (passes skip dead nodes).

@@ -48,23 +48,13 @@ struct HoistStepProjections {
     const Node* reshape = rw.producer(a);
     if (!reshape || !holds<Reshape>(reshape->op)) return std::nullopt;
     const Node* slice = rw.producer(reshape->inputs[0]);
-    if (!slice || !holds<Slice>(slice->op)) return std::nullopt;
-    const Slice& op = get<Slice>(slice->op);
-    const ValueId x = slice->inputs[0];
-    const Shape& shape = rw.shape(x);
-    std::optional<Step> step;
-    for (std::size_t i = 0; i < op.axes.size(); ++i) {
-      const std::int64_t axis = normalize_axis(op.axes[i], shape.size());
-      const std::int64_t start = normalize_axis(op.starts[i], static_cast<std::size_t>(shape[axis]));
-      const std::int64_t stride = op.steps.empty() ? 1 : op.steps[i];
-      if (stride != 1) return std::nullopt;
-      if (start == 0 && op.ends[i] >= shape[axis]) continue;  // kept whole
-      if (step || op.ends[i] != start + 1 || start < 0 || start >= shape[axis]) return std::nullopt;
-      step = Step{x, axis, start};
-    }
-    if (!step || step->axis + 1 == static_cast<std::int64_t>(shape.size())) return std::nullopt;
+    if (!slice) return std::nullopt;
+    const auto unit = unit_step(rw, *slice);
+    const Shape& shape = rw.shape(slice->inputs[0]);
+    if (!unit || unit->axis + 1 == static_cast<std::int64_t>(shape.size())) return std::nullopt;
+    const Step step{slice->inputs[0], unit->axis, unit->index};
     Shape dropped = shape;
-    dropped.erase(dropped.begin() + step->axis);
+    dropped.erase(dropped.begin() + step.axis);
     if (rw.shape(a) != dropped) return std::nullopt;
     return step;
   }
